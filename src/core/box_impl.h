@@ -1,0 +1,62 @@
+/* core/box_impl.h — template body of Pbc::dx (included by box.h). */
+#pragma once
+
+#include <cmath>
+
+namespace putmd
+{
+
+template<typename T>
+Vec3<T> Pbc::dx(const Vec3<T>& xi, const Vec3<T>& xj) const
+{
+    const Matrix3& b   = box_.vectors();
+    const Matrix3& inv = box_.inverse();
+    Vec3<T>        d   = xi - xj;
+    // Remove whole box vectors, c first, as the matrix is lower-triangular.
+    for (int dim = 2; dim >= 0; dim--)
+    {
+        // fractional coordinate dim of d (only rows >= dim contribute through the
+        // triangular inverse, but the full product is cheap and general)
+        const double s     = d.x * inv(0, dim) + d.y * inv(1, dim) + d.z * inv(2, dim);
+        const double shift = std::nearbyint(s);
+        if (shift != 0)
+        {
+            d.x -= T(shift * b(dim, 0));
+            d.y -= T(shift * b(dim, 1));
+            d.z -= T(shift * b(dim, 2));
+        }
+    }
+    if (!triclinic_)
+    {
+        return d;
+    }
+    Vec3<T> best   = d;
+    T       bestR2 = norm2(d);
+    for (int i = -1; i <= 1; i++)
+    {
+        for (int j = -1; j <= 1; j++)
+        {
+            for (int k = -1; k <= 1; k++)
+            {
+                if (i == 0 && j == 0 && k == 0)
+                {
+                    continue;
+                }
+                Vec3<T> t = d;
+                for (int c = 0; c < 3; c++)
+                {
+                    t[c] += T(i * b(0, c) + j * b(1, c) + k * b(2, c));
+                }
+                const T r2 = norm2(t);
+                if (r2 < bestR2)
+                {
+                    bestR2 = r2;
+                    best   = t;
+                }
+            }
+        }
+    }
+    return best;
+}
+
+} // namespace putmd

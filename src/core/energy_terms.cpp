@@ -1,0 +1,45 @@
+#include "core/energy_terms.h"
+
+namespace putmd
+{
+
+const char* energyTermName(EnergyTerm t)
+{
+    switch (t)
+    {
+        case EnergyTerm::Bond: return "Bond";
+        case EnergyTerm::G96Bond: return "G96Bond";
+        case EnergyTerm::Angle: return "Angle";
+        case EnergyTerm::G96Angle: return "G96Angle";
+        case EnergyTerm::UreyBradley: return "U-B";
+        case EnergyTerm::ProperDih: return "Proper Dih.";
+        case EnergyTerm::RyckaertBell: return "Ryckaert-Bell.";
+        case EnergyTerm::ImproperDih: return "Improper Dih.";
+        case EnergyTerm::PerImpDih: return "Per. Imp. Dih.";
+        case EnergyTerm::LJ14: return "LJ-14";
+        case EnergyTerm::Coulomb14: return "Coulomb-14";
+        case EnergyTerm::LJSR: return "LJ (SR)";
+        case EnergyTerm::DispCorr: return "Disper. corr.";
+        case EnergyTerm::CoulombSR: return "Coulomb (SR)";
+        case EnergyTerm::CoulRecip: return "Coul. recip.";
+        case EnergyTerm::Potential: return "Potential";
+        case EnergyTerm::Count: break;
+    }
+    return "?";
+}
+
+void EnergyTerms::sumPotential()
+{
+    double sum = 0;
+    for (int t = 0; t < static_cast<int>(EnergyTerm::Potential); t++)
+    {
+        if (present[t])
+        {
+            sum += value[t];
+        }
+    }
+    value[static_cast<int>(EnergyTerm::Potential)]   = sum;
+    present[static_cast<int>(EnergyTerm::Potential)] = true;
+}
+
+} // namespace putmd

@@ -1,0 +1,45 @@
+/* core/error.h — the errors putmd reports to users.
+ *
+ * Every error that comes from input names where it came from (file and line
+ * when there is one), the offending value, and what would be valid. Errors are
+ * exceptions caught once in the command-line driver, which prints them and
+ * exits with status 1; nothing in putmd calls exit() or abort() on bad input.
+ */
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace putmd
+{
+
+/* Where a piece of input came from. line is 1-based; 0 means "whole file". */
+struct SourceLocation
+{
+    std::string file;
+    int         line = 0;
+
+    std::string str() const;
+};
+
+/* Bad input: a file, an option or a combination the user must change. */
+class InputError : public std::runtime_error
+{
+public:
+    InputError(SourceLocation where, const std::string& what);
+    explicit InputError(const std::string& what);
+
+    const SourceLocation& where() const { return where_; }
+
+private:
+    SourceLocation where_;
+};
+
+/* Something putmd itself cannot do (an internal limit or a bug). */
+class InternalError : public std::logic_error
+{
+public:
+    using std::logic_error::logic_error;
+};
+
+} // namespace putmd

@@ -1,0 +1,287 @@
+#include "listed/listed.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/units.h"
+
+namespace putmd
+{
+
+namespace
+{
+
+constexpr real pi = real(units::pi);
+
+struct Geometry
+{
+    const std::vector<RVec>& x;
+    const Pbc&               pbc;
+    RVec dx(int i, int j) const { return pbc.dx(x[i], x[j]); }
+};
+
+/* Harmonic in r (bonds 1) or in r^2 (G96 bonds 2). */
+template<bool g96>
+double bonds(const std::vector<HarmonicBond>& list, const Geometry& g, std::vector<RVec>& f)
+{
+    double energy = 0;
+    for (const auto& b : list)
+    {
+        const RVec d  = g.dx(b.i, b.j);
+        const real r2 = norm2(d);
+        real       fscal;
+        if constexpr (g96)
+        {
+            const real diff = r2 - real(b.b0 * b.b0);
+            energy += 0.25 * b.kb * double(diff) * double(diff);
+            fscal = -real(b.kb) * diff;
+        }
+        else
+        {
+            const real r    = std::sqrt(r2);
+            const real diff = r - real(b.b0);
+            energy += 0.5 * b.kb * double(diff) * double(diff);
+            fscal = r > 0 ? -real(b.kb) * diff / r : real(0);
+        }
+        const RVec fi = d * fscal;
+        f[b.i] += fi;
+        f[b.j] -= fi;
+    }
+    return energy;
+}
+
+/* Angle between r_ij and r_kj; adds -dV/dx given dV/dcos(theta). */
+struct AngleGeometry
+{
+    RVec rij, rkj;
+    real nij, nkj, cosTheta, theta;
+};
+
+AngleGeometry angleGeometry(const Geometry& g, int i, int j, int k)
+{
+    AngleGeometry a;
+    a.rij      = g.dx(i, j);
+    a.rkj      = g.dx(k, j);
+    a.nij      = norm(a.rij);
+    a.nkj      = norm(a.rkj);
+    a.cosTheta = std::clamp(dot(a.rij, a.rkj) / (a.nij * a.nkj), real(-1), real(1));
+    a.theta    = std::atan2(norm(cross(a.rij, a.rkj)), dot(a.rij, a.rkj));
+    return a;
+}
+
+void applyAngleForce(const AngleGeometry& a, real dVdCos, int i, int j, int k, std::vector<RVec>& f)
+{
+    // d cos / d x_i = r_kj/(|rij||rkj|) - cos r_ij/|rij|^2, and symmetric for k
+    const RVec dci = a.rkj * (1 / (a.nij * a.nkj)) - a.rij * (a.cosTheta / (a.nij * a.nij));
+    const RVec dck = a.rij * (1 / (a.nij * a.nkj)) - a.rkj * (a.cosTheta / (a.nkj * a.nkj));
+    const RVec fi  = dci * (-dVdCos);
+    const RVec fk  = dck * (-dVdCos);
+    f[i] += fi;
+    f[k] += fk;
+    f[j] -= fi + fk;
+}
+
+/* dV/dcos from dV/dtheta, guarding the linear angle. */
+real dVdCosFromTheta(real dVdTheta, real theta)
+{
+    const real s = std::sin(theta);
+    return std::abs(s) > real(1e-8) ? -dVdTheta / s : real(0);
+}
+
+double harmonicAngles(const std::vector<HarmonicAngle>& list, const Geometry& g, std::vector<RVec>& f)
+{
+    double energy = 0;
+    for (const auto& p : list)
+    {
+        const auto a  = angleGeometry(g, p.i, p.j, p.k);
+        const real dt = a.theta - real(p.theta0);
+        energy += 0.5 * p.ktheta * double(dt) * double(dt);
+        applyAngleForce(a, dVdCosFromTheta(real(p.ktheta) * dt, a.theta), p.i, p.j, p.k, f);
+    }
+    return energy;
+}
+
+double g96Angles(const std::vector<HarmonicAngle>& list, const Geometry& g, std::vector<RVec>& f)
+{
+    double energy = 0;
+    for (const auto& p : list)
+    {
+        const auto a  = angleGeometry(g, p.i, p.j, p.k);
+        const real dc = a.cosTheta - real(std::cos(p.theta0));
+        energy += 0.5 * p.ktheta * double(dc) * double(dc);
+        applyAngleForce(a, real(p.ktheta) * dc, p.i, p.j, p.k, f);
+    }
+    return energy;
+}
+
+double ureyBradley(const std::vector<UreyBradley>& list, const Geometry& g, std::vector<RVec>& f)
+{
+    double energy = 0;
+    for (const auto& p : list)
+    {
+        const auto a  = angleGeometry(g, p.i, p.j, p.k);
+        const real dt = a.theta - real(p.theta0);
+        energy += 0.5 * p.ktheta * double(dt) * double(dt);
+        applyAngleForce(a, dVdCosFromTheta(real(p.ktheta) * dt, a.theta), p.i, p.j, p.k, f);
+        const RVec rik = g.dx(p.i, p.k);
+        const real r   = norm(rik);
+        const real dr  = r - real(p.r13);
+        energy += 0.5 * p.kub * double(dr) * double(dr);
+        const RVec fi = rik * (r > 0 ? -real(p.kub) * dr / r : real(0));
+        f[p.i] += fi;
+        f[p.k] -= fi;
+    }
+    return energy;
+}
+
+/* Dihedral angle i-j-k-l (IUPAC) and GROMACS's force distribution. */
+struct DihedralGeometry
+{
+    RVec rij, rkj, rkl, m, n;
+    real phi;
+};
+
+DihedralGeometry dihedralGeometry(const Geometry& g, int i, int j, int k, int l)
+{
+    DihedralGeometry d;
+    d.rij          = g.dx(i, j);
+    d.rkj          = g.dx(k, j);
+    d.rkl          = g.dx(k, l);
+    d.m            = cross(d.rij, d.rkj);
+    d.n            = cross(d.rkj, d.rkl);
+    const real phi = std::atan2(norm(cross(d.m, d.n)), dot(d.m, d.n));
+    d.phi          = dot(d.rij, d.n) < 0 ? -phi : phi;
+    return d;
+}
+
+void applyDihedralForce(const DihedralGeometry& d, real dVdPhi, int i, int j, int k, int l, std::vector<RVec>& f)
+{
+    const real iprm  = norm2(d.m);
+    const real iprn  = norm2(d.n);
+    const real nrkj2 = norm2(d.rkj);
+    const real toler = nrkj2 * std::numeric_limits<real>::epsilon();
+    if (iprm <= toler || iprn <= toler)
+    {
+        return; // three collinear atoms: the force is undefined and zero
+    }
+    const real nrkj = std::sqrt(nrkj2);
+    const RVec fi   = d.m * (-dVdPhi * nrkj / iprm);
+    const RVec fl   = d.n * (dVdPhi * nrkj / iprn);
+    const real p    = dot(d.rij, d.rkj) / nrkj2;
+    const real q    = dot(d.rkl, d.rkj) / nrkj2;
+    const RVec s    = fi * p - fl * q;
+    f[i] += fi;
+    f[j] -= fi - s;
+    f[k] -= fl + s;
+    f[l] += fl;
+}
+
+double periodicDihedrals(const std::vector<PeriodicDihedral>& list, const Geometry& g, std::vector<RVec>& f)
+{
+    double energy = 0;
+    for (const auto& p : list)
+    {
+        const auto d   = dihedralGeometry(g, p.i, p.j, p.k, p.l);
+        const real arg = real(p.mult) * d.phi - real(p.phi0);
+        energy += p.kphi * (1.0 + std::cos(double(arg)));
+        applyDihedralForce(d, -real(p.kphi) * real(p.mult) * std::sin(arg), p.i, p.j, p.k, p.l, f);
+    }
+    return energy;
+}
+
+double harmonicImpropers(const std::vector<HarmonicImproper>& list, const Geometry& g, std::vector<RVec>& f)
+{
+    double energy = 0;
+    for (const auto& p : list)
+    {
+        const auto d  = dihedralGeometry(g, p.i, p.j, p.k, p.l);
+        real       dp = d.phi - real(p.xi0);
+        // periodic difference in [-pi, pi)
+        if (dp >= pi)
+        {
+            dp -= 2 * pi;
+        }
+        else if (dp < -pi)
+        {
+            dp += 2 * pi;
+        }
+        energy += 0.5 * p.kxi * double(dp) * double(dp);
+        applyDihedralForce(d, real(p.kxi) * dp, p.i, p.j, p.k, p.l, f);
+    }
+    return energy;
+}
+
+double ryckaertBellemans(const std::vector<RyckaertBellemans>& list, const Geometry& g, std::vector<RVec>& f)
+{
+    double energy = 0;
+    for (const auto& p : list)
+    {
+        const auto d      = dihedralGeometry(g, p.i, p.j, p.k, p.l);
+        const real cosPsi = -std::cos(d.phi); // psi = phi - 180 degrees
+        double     v = 0, dVdCos = 0, power = 1;
+        for (int n = 0; n < 6; n++)
+        {
+            if (n > 0)
+            {
+                dVdCos += n * p.c[n] * power;
+                power *= cosPsi;
+            }
+            v += p.c[n] * power;
+        }
+        energy += v;
+        // d cos(psi)/d phi = sin(phi)
+        applyDihedralForce(d, real(dVdCos) * std::sin(d.phi), p.i, p.j, p.k, p.l, f);
+    }
+    return energy;
+}
+
+void pairs14(const std::vector<Pair14>& list, const ListedSettings& s, const Geometry& g, std::vector<RVec>& f, double* vlj, double* vcoul)
+{
+    for (const auto& p : list)
+    {
+        const RVec d     = g.dx(p.i, p.j);
+        const real rinv2 = 1 / norm2(d);
+        const real rinv  = std::sqrt(rinv2);
+        const real rinv6 = rinv2 * rinv2 * rinv2;
+        const real vlj6  = real(p.c6) * rinv6;
+        const real vlj12 = real(p.c12) * rinv6 * rinv6;
+        const real vc    = real(s.epsfac * p.qq) * rinv;
+        *vlj += double(vlj12) - double(vlj6);
+        *vcoul += vc;
+        const real fscal = (12 * vlj12 - 6 * vlj6 + vc) * rinv2;
+        const RVec fi    = d * fscal;
+        f[p.i] += fi;
+        f[p.j] -= fi;
+    }
+}
+
+} // namespace
+
+void computeListed(const ListedInteractions& l,
+                   const ListedSettings&     settings,
+                   const std::vector<RVec>&  x,
+                   const Pbc&                pbc,
+                   std::vector<RVec>&        f,
+                   EnergyTerms&              e)
+{
+    const Geometry g{ x, pbc };
+    if (!l.bonds.empty()) e.add(EnergyTerm::Bond, bonds<false>(l.bonds, g, f));
+    if (!l.g96Bonds.empty()) e.add(EnergyTerm::G96Bond, bonds<true>(l.g96Bonds, g, f));
+    if (!l.angles.empty()) e.add(EnergyTerm::Angle, harmonicAngles(l.angles, g, f));
+    if (!l.g96Angles.empty()) e.add(EnergyTerm::G96Angle, g96Angles(l.g96Angles, g, f));
+    if (!l.ureyBradley.empty()) e.add(EnergyTerm::UreyBradley, ureyBradley(l.ureyBradley, g, f));
+    if (!l.properDihedrals.empty()) e.add(EnergyTerm::ProperDih, periodicDihedrals(l.properDihedrals, g, f));
+    if (!l.ryckaertBellemans.empty()) e.add(EnergyTerm::RyckaertBell, ryckaertBellemans(l.ryckaertBellemans, g, f));
+    if (!l.impropers.empty()) e.add(EnergyTerm::ImproperDih, harmonicImpropers(l.impropers, g, f));
+    if (!l.periodicImpropers.empty()) e.add(EnergyTerm::PerImpDih, periodicDihedrals(l.periodicImpropers, g, f));
+    if (!l.pairs.empty())
+    {
+        double vlj = 0, vc = 0;
+        pairs14(l.pairs, settings, g, f, &vlj, &vc);
+        e.add(EnergyTerm::LJ14, vlj);
+        e.add(EnergyTerm::Coulomb14, vc);
+    }
+}
+
+} // namespace putmd

@@ -1,0 +1,51 @@
+#include "nonbonded/cell_grid.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace putmd
+{
+
+CellGrid::CellGrid(const Box& box, const std::vector<Vec3<real>>& x, double rc) : box_(box), rc2_(rc * rc)
+{
+    for (int d = 0; d < 3; d++)
+    {
+        n_[d] = std::max(1, static_cast<int>(std::floor(box.perpendicularWidth(d) * range_ / rc)));
+    }
+    const int          numCells = n_[0] * n_[1] * n_[2];
+    const int          natoms   = static_cast<int>(x.size());
+    std::vector<int>   cellOf(natoms);
+    std::vector<DVec>  wrapped(natoms);
+    for (int i = 0; i < natoms; i++)
+    {
+        DVec s = box.toFractional(DVec(x[i]));
+        int  c[3];
+        for (int d = 0; d < 3; d++)
+        {
+            s[d] -= std::floor(s[d]);
+            c[d] = std::min(n_[d] - 1, static_cast<int>(s[d] * n_[d]));
+        }
+        wrapped[i] = box.fromFractional(s);
+        cellOf[i]  = cellIndex(c[0], c[1], c[2]);
+    }
+    cellStart_.assign(numCells + 1, 0);
+    for (int i = 0; i < natoms; i++)
+    {
+        cellStart_[cellOf[i] + 1]++;
+    }
+    for (int c = 0; c < numCells; c++)
+    {
+        cellStart_[c + 1] += cellStart_[c];
+    }
+    order_.resize(natoms);
+    xs_.resize(natoms);
+    std::vector<int> fill(cellStart_.begin(), cellStart_.end() - 1);
+    for (int i = 0; i < natoms; i++)
+    {
+        const int pos = fill[cellOf[i]]++;
+        order_[pos]   = i;
+        xs_[pos]      = Vec3<real>(wrapped[i]);
+    }
+}
+
+} // namespace putmd

@@ -1,0 +1,100 @@
+/* nonbonded/cell_grid.h — O(N) pair search with a cell grid in fractional
+ * coordinates, for rectangular and triclinic boxes.
+ *
+ * The box is cut into n_d cells along each box vector, with n_d chosen so a
+ * cell spans at least rc/2 of the perpendicular width; every pair within rc
+ * then lies within +-2 cells. Each stencil offset is one periodic image
+ * (offsets that wrap add the corresponding box vectors), so every image of a
+ * neighbour within rc is visited exactly once and no minimum-image test is
+ * needed. This is the plain reference search; the cluster-pair search of the
+ * fast kernels is tested against it.
+ */
+#pragma once
+
+#include <vector>
+
+#include "core/box.h"
+#include "core/real.h"
+#include "core/vec.h"
+
+namespace putmd
+{
+
+class CellGrid
+{
+public:
+    /* Puts the atoms (any positions; they are wrapped into the box here)
+     * into cells for pair distance rc. Requires rc < half the smallest
+     * perpendicular width of the box (checked by the caller). */
+    CellGrid(const Box& box, const std::vector<Vec3<real>>& x, double rc);
+
+    /* Calls fn(i, j, dx, r2) for every pair i < j (topology indices) of
+     * atom images closer than rc; dx = x_i - x_j (the image of j). */
+    template<typename Fn>
+    void forEachPair(Fn&& fn) const;
+
+private:
+    int cellIndex(int cx, int cy, int cz) const { return (cz * n_[1] + cy) * n_[0] + cx; }
+
+    Box                     box_;
+    double                  rc2_;
+    int                     n_[3]    = { 1, 1, 1 };
+    int                     range_   = 2;
+    std::vector<int>        cellStart_; // numCells + 1
+    std::vector<int>        order_;     // topology index of each sorted atom
+    std::vector<Vec3<real>> xs_;        // wrapped positions, sorted by cell
+};
+
+template<typename Fn>
+void CellGrid::forEachPair(Fn&& fn) const
+{
+    const Matrix3& b = box_.vectors();
+    const real     rc2 = real(rc2_);
+    for (int cz = 0; cz < n_[2]; cz++)
+    {
+        for (int cy = 0; cy < n_[1]; cy++)
+        {
+            for (int cx = 0; cx < n_[0]; cx++)
+            {
+                const int c = cellIndex(cx, cy, cz);
+                for (int oz = -range_; oz <= range_; oz++)
+                {
+                    const int uz = cz + oz, wz = ((uz % n_[2]) + n_[2]) % n_[2], sz = (uz - wz) / n_[2];
+                    for (int oy = -range_; oy <= range_; oy++)
+                    {
+                        const int uy = cy + oy, wy = ((uy % n_[1]) + n_[1]) % n_[1], sy = (uy - wy) / n_[1];
+                        for (int ox = -range_; ox <= range_; ox++)
+                        {
+                            const int  ux = cx + ox, wx = ((ux % n_[0]) + n_[0]) % n_[0], sx = (ux - wx) / n_[0];
+                            const Vec3<real> shift(real(sx * b(0, 0) + sy * b(1, 0) + sz * b(2, 0)),
+                                                   real(sx * b(0, 1) + sy * b(1, 1) + sz * b(2, 1)),
+                                                   real(sx * b(0, 2) + sy * b(1, 2) + sz * b(2, 2)));
+                            const int  nc = cellIndex(wx, wy, wz);
+                            for (int a = cellStart_[c]; a < cellStart_[c + 1]; a++)
+                            {
+                                const int        i  = order_[a];
+                                const Vec3<real> xi = xs_[a] - shift;
+                                for (int bb = cellStart_[nc]; bb < cellStart_[nc + 1]; bb++)
+                                {
+                                    const int j = order_[bb];
+                                    if (j <= i)
+                                    {
+                                        continue;
+                                    }
+                                    const Vec3<real> d  = xi - xs_[bb];
+                                    const real       r2 = norm2(d);
+                                    if (r2 < rc2)
+                                    {
+                                        fn(i, j, d, r2);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+} // namespace putmd

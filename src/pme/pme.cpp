@@ -1,0 +1,264 @@
+#include "pme/pme.h"
+
+#include <cmath>
+
+#include "core/units.h"
+
+namespace putmd
+{
+
+namespace
+{
+
+/* B-spline weights of order p at fractional offset w in [0,1): theta[j] is
+ * the weight of grid point floor(u) - p + 1 + j; dtheta its derivative. */
+void fillBspline(int order, double w, double* theta, double* dtheta)
+{
+    double data[16];
+    data[order - 1] = 0;
+    data[1]         = w;
+    data[0]         = 1 - w;
+    for (int k = 3; k <= order - 1; k++)
+    {
+        const double div = 1.0 / (k - 1);
+        data[k - 1]      = div * w * data[k - 2];
+        for (int j = 1; j <= k - 2; j++)
+        {
+            data[k - j - 1] = div * ((w + j) * data[k - j - 2] + (k - j - w) * data[k - j - 1]);
+        }
+        data[0] = div * (1 - w) * data[0];
+    }
+    dtheta[0] = -data[0];
+    for (int j = 1; j < order; j++)
+    {
+        dtheta[j] = data[j - 1] - data[j];
+    }
+    const double div = 1.0 / (order - 1);
+    data[order - 1]  = div * w * data[order - 2];
+    for (int j = 1; j <= order - 2; j++)
+    {
+        data[order - j - 1] = div * ((w + j) * data[order - j - 2] + (order - j - w) * data[order - j - 1]);
+    }
+    data[0] = div * (1 - w) * data[0];
+    for (int j = 0; j < order; j++)
+    {
+        theta[j] = data[j];
+    }
+}
+
+} // namespace
+
+std::vector<double> bsplineModuli(int n, int order)
+{
+    std::vector<double> values(n, 0.0);
+    double              theta[16], dtheta[16];
+    fillBspline(order, 0.0, theta, dtheta);
+    // at w = 0, theta[j] = M_p(p - 1 - j): the values M_p(1..p-1)
+    for (int k = 0; k < order - 1 && k < n; k++)
+    {
+        values[k] = theta[order - 2 - k]; // M_p(k + 1)
+    }
+    std::vector<double> mod(n);
+    for (int m = 0; m < n; m++)
+    {
+        double sc = 0, ss = 0;
+        for (int k = 0; k < n; k++)
+        {
+            const double arg = 2 * units::pi * m * k / n;
+            sc += values[k] * std::cos(arg);
+            ss += values[k] * std::sin(arg);
+        }
+        mod[m] = sc * sc + ss * ss;
+    }
+    for (int m = 0; m < n; m++)
+    {
+        if (mod[m] < 1e-7)
+        {
+            mod[m] = 0.5 * (mod[(m - 1 + n) % n] + mod[(m + 1) % n]);
+        }
+    }
+    return mod;
+}
+
+struct Pme::Splines
+{
+    int                 order;
+    std::vector<int>    index[3]; // first grid index (wrapped) per atom and dim
+    std::vector<double> theta[3], dtheta[3];
+};
+
+Pme::Pme(const PmeParameters& params) : params_(params)
+{
+    for (int d = 0; d < 3; d++)
+    {
+        bsplineModuli_[d] = bsplineModuli(params.gridSize[d], params.order);
+    }
+    fft_ = std::make_unique<Fft3d>(params.gridSize[0], params.gridSize[1], params.gridSize[2]);
+}
+
+void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& q, Splines& s)
+{
+    const int  p = params_.order;
+    const auto K = params_.gridSize;
+    const int  natoms = static_cast<int>(x.size());
+    s.order = p;
+    for (int d = 0; d < 3; d++)
+    {
+        s.index[d].resize(natoms);
+        s.theta[d].resize(size_t(natoms) * p);
+        s.dtheta[d].resize(size_t(natoms) * p);
+    }
+    real*        grid = fft_->realData();
+    const size_t ngrid = size_t(K[0]) * K[1] * K[2];
+    std::fill(grid, grid + ngrid, real(0));
+    const Matrix3& inv = box.inverse();
+    for (int i = 0; i < natoms; i++)
+    {
+        for (int d = 0; d < 3; d++)
+        {
+            double sfrac = x[i].x * inv(0, d) + x[i].y * inv(1, d) + x[i].z * inv(2, d);
+            sfrac -= std::floor(sfrac);
+            const double u  = sfrac * K[d];
+            int          iu = static_cast<int>(u);
+            if (iu >= K[d]) // rounding at the upper edge
+            {
+                iu = K[d] - 1;
+            }
+            fillBspline(p, u - iu, &s.theta[d][size_t(i) * p], &s.dtheta[d][size_t(i) * p]);
+            s.index[d][i] = ((iu - p + 1) % K[d] + K[d]) % K[d];
+        }
+        if (q[i] == 0)
+        {
+            continue;
+        }
+        const double* tx = &s.theta[0][size_t(i) * p];
+        const double* ty = &s.theta[1][size_t(i) * p];
+        const double* tz = &s.theta[2][size_t(i) * p];
+        for (int a = 0; a < p; a++)
+        {
+            const int    gx = (s.index[0][i] + a) % K[0];
+            const double qa = q[i] * tx[a];
+            for (int b = 0; b < p; b++)
+            {
+                const int    gy  = (s.index[1][i] + b) % K[1];
+                const double qab = qa * ty[b];
+                real*        row = grid + (size_t(gx) * K[1] + gy) * K[2];
+                for (int c = 0; c < p; c++)
+                {
+                    row[(s.index[2][i] + c) % K[2]] += real(qab * tz[c]);
+                }
+            }
+        }
+    }
+}
+
+double Pme::solve(const Box& box)
+{
+    const auto     K     = params_.gridSize;
+    const int      nzc   = fft_->complexNz();
+    auto*          data  = fft_->complexData();
+    const Matrix3& inv   = box.inverse();
+    const double   beta  = params_.ewaldCoeff;
+    const double   fac   = units::pi * units::pi / (beta * beta);
+    const double   pref  = params_.epsfac / (units::pi * box.volume());
+    double         energy = 0;
+    for (int kx = 0; kx < K[0]; kx++)
+    {
+        const int mx = kx < (K[0] + 1) / 2 ? kx : kx - K[0]; // as GROMACS maps the Nyquist plane
+        for (int ky = 0; ky < K[1]; ky++)
+        {
+            const int mY = ky < (K[1] + 1) / 2 ? ky : ky - K[1];
+            for (int kz = 0; kz < nzc; kz++)
+            {
+                auto& v = data[(size_t(kx) * K[1] + ky) * nzc + kz];
+                if (kx == 0 && ky == 0 && kz == 0)
+                {
+                    v = 0;
+                    continue;
+                }
+                const int mz = kz; // kz <= K[2]/2 always in the half spectrum
+                DVec      m;
+                for (int e = 0; e < 3; e++)
+                {
+                    m[e] = mx * inv(e, 0) + mY * inv(e, 1) + mz * inv(e, 2);
+                }
+                const double m2    = norm2(m);
+                const double denom = m2 * bsplineModuli_[0][kx] * bsplineModuli_[1][ky] * bsplineModuli_[2][kz];
+                const double eterm = pref * std::exp(-fac * m2) / denom;
+                const double weight = (kz == 0 || (K[2] % 2 == 0 && kz == K[2] / 2)) ? 1.0 : 2.0;
+                const double re = v.real(), im = v.imag();
+                energy += weight * eterm * (re * re + im * im);
+                v *= real(eterm);
+            }
+        }
+    }
+    return 0.5 * energy;
+}
+
+void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s, std::vector<Vec3<real>>& f)
+{
+    const int      p    = params_.order;
+    const auto     K    = params_.gridSize;
+    const real*    grid = fft_->realData();
+    const Matrix3& inv  = box.inverse();
+    const int      natoms = static_cast<int>(q.size());
+    for (int i = 0; i < natoms; i++)
+    {
+        if (q[i] == 0)
+        {
+            continue;
+        }
+        const double* tx  = &s.theta[0][size_t(i) * p];
+        const double* ty  = &s.theta[1][size_t(i) * p];
+        const double* tz  = &s.theta[2][size_t(i) * p];
+        const double* dtx = &s.dtheta[0][size_t(i) * p];
+        const double* dty = &s.dtheta[1][size_t(i) * p];
+        const double* dtz = &s.dtheta[2][size_t(i) * p];
+        double        fu[3] = { 0, 0, 0 }; // dE/du_d / q
+        for (int a = 0; a < p; a++)
+        {
+            const int gx = (s.index[0][i] + a) % K[0];
+            for (int b = 0; b < p; b++)
+            {
+                const int    gy  = (s.index[1][i] + b) % K[1];
+                const real*  row = grid + (size_t(gx) * K[1] + gy) * K[2];
+                for (int c = 0; c < p; c++)
+                {
+                    const double g = row[(s.index[2][i] + c) % K[2]];
+                    fu[0] += dtx[a] * ty[b] * tz[c] * g;
+                    fu[1] += tx[a] * dty[b] * tz[c] * g;
+                    fu[2] += tx[a] * ty[b] * dtz[c] * g;
+                }
+            }
+        }
+        for (int e = 0; e < 3; e++)
+        {
+            double de = 0;
+            for (int d = 0; d < 3; d++)
+            {
+                de += fu[d] * K[d] * inv(e, d);
+            }
+            f[i][e] -= real(q[i] * de);
+        }
+    }
+}
+
+double Pme::compute(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& charges,
+                    std::vector<Vec3<real>>& f)
+{
+    Splines splines;
+    spread(box, x, charges, splines);
+    fft_->forward();
+    double energy = solve(box);
+    fft_->backward();
+    gather(box, charges, splines, f);
+    double qsum = 0;
+    for (double q : charges)
+    {
+        qsum += q;
+    }
+    energy -= params_.epsfac * units::pi * qsum * qsum / (2 * box.volume() * params_.ewaldCoeff * params_.ewaldCoeff);
+    return energy;
+}
+
+} // namespace putmd

@@ -1,0 +1,63 @@
+/* pme/pme.h — smooth particle-mesh Ewald, reciprocal part, on one rank.
+ *
+ * Essmann et al. (1995): charges are spread on a K1 x K2 x K3 grid with
+ * cardinal B-splines of order p in fractional coordinates; the grid is
+ * transformed (real-to-complex), multiplied by the influence function
+ *   exp(-pi^2 m^2 / beta^2) / (pi V m^2) / (|b1|^2 |b2|^2 |b3|^2)^-1
+ * (with the Euler exponential-spline moduli |b|^2), transformed back, and
+ * forces are gathered with the B-spline derivatives. The energy is
+ * 1/2 sum_m over the half spectrum with the r2c weights. Triclinic boxes enter
+ * through the reciprocal vectors. The Ewald self energy and excluded-pair
+ * corrections are not here: as in GROMACS's Verlet scheme they belong to
+ * Coulomb (SR). A non-neutral system gets the uniform-background term
+ * -pi Q^2 / (2 V beta^2) in Coul. recip.
+ */
+#pragma once
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "core/box.h"
+#include "core/real.h"
+#include "core/vec.h"
+#include "fft/fft3d.h"
+
+namespace putmd
+{
+
+struct PmeParameters
+{
+    std::array<int, 3> gridSize{};
+    int                order      = 4;
+    double             ewaldCoeff = 0;
+    double             epsfac     = 0; // ONE_4PI_EPS0 / epsilon-r
+};
+
+class Pme
+{
+public:
+    explicit Pme(const PmeParameters& params);
+
+    /* Adds reciprocal-space forces to f and returns the energy (kJ/mol). */
+    double compute(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& charges,
+                   std::vector<Vec3<real>>& f);
+
+    const PmeParameters& parameters() const { return params_; }
+
+private:
+    struct Splines; // per-atom B-spline weights and derivatives
+    void   spread(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& q, Splines& s);
+    double solve(const Box& box);
+    void   gather(const Box& box, const std::vector<double>& q, const Splines& s, std::vector<Vec3<real>>& f);
+
+    PmeParameters                     params_;
+    std::array<std::vector<double>, 3> bsplineModuli_;
+    std::unique_ptr<Fft3d>            fft_;
+};
+
+/* |sum_k M_p(k+1) exp(2 pi i m k / K)|^2 for m = 0..K-1 (zeros, which occur
+ * for odd orders, are replaced by the mean of their neighbours). */
+std::vector<double> bsplineModuli(int gridSize, int order);
+
+} // namespace putmd

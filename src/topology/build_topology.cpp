@@ -1,0 +1,517 @@
+#include "topology/build_topology.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "core/units.h"
+
+namespace putmd
+{
+
+namespace
+{
+
+constexpr double deg = units::deg2rad;
+
+/* C6/C12 from a (V, W) pair given in the force field's combination-rule units. */
+void toC6C12(int combRule, double v, double w, double* c6, double* c12)
+{
+    if (combRule == 1)
+    {
+        *c6  = v;
+        *c12 = w;
+    }
+    else
+    {
+        const double s6 = std::pow(v, 6);
+        *c6             = 4 * w * s6;
+        *c12            = 4 * w * s6 * s6;
+    }
+}
+
+/* Combination rule applied to two atom types' (V, W), giving C6/C12. */
+void combine(int combRule, const AtomType& a, const AtomType& b, double scale, double* c6, double* c12)
+{
+    switch (combRule)
+    {
+        case 1:
+            *c6  = scale * std::sqrt(a.v * b.v);
+            *c12 = scale * std::sqrt(a.w * b.w);
+            break;
+        case 2: toC6C12(2, 0.5 * (a.v + b.v), scale * std::sqrt(a.w * b.w), c6, c12); break;
+        default: toC6C12(3, std::sqrt(a.v * b.v), scale * std::sqrt(a.w * b.w), c6, c12); break;
+    }
+}
+
+/* The nonbonded C6/C12 of a type pair: [ nonbond_params ] or the rule. */
+void nonbondedC6C12(const ForceField& ff, const AtomType& a, const AtomType& b, double* c6, double* c12)
+{
+    if (const PairParams* p = ff.nonbondParams(a.name, b.name))
+    {
+        toC6C12(ff.defaults.combRule, p->v, p->w, c6, c12);
+    }
+    else
+    {
+        combine(ff.defaults.combRule, a, b, 1.0, c6, c12);
+    }
+}
+
+bool isHydrogen(const MolAtom& a)
+{
+    return !a.name.empty() && std::toupper(static_cast<unsigned char>(a.name[0])) == 'H';
+}
+
+/* Listed interactions of one molecule type with local indices. */
+struct ResolvedMolecule
+{
+    ListedInteractions                listed;
+    std::vector<Constraint>           constraints;
+    std::vector<Settle>               settles;
+    std::vector<std::vector<int>>     exclusions; // per local atom, sorted, without self
+    double                            exclC6Sum = 0;
+    double                            exclCount = 0;
+};
+
+class MoleculeResolver
+{
+public:
+    MoleculeResolver(const ForceField& ff, const MoleculeType& mol, ConstraintsMode cm) :
+        ff_(ff), mol_(mol), constraintsMode_(cm)
+    {
+    }
+
+    ResolvedMolecule resolve();
+
+private:
+    const AtomType& type(int local) const { return *ff_.atomType(mol_.atoms[local].type); }
+    std::string     bondedTypes(const Interaction& it) const;
+    std::vector<double> lookupBonded(const char* table, InteractionKind k, const Interaction& it) const;
+    void bonds(ResolvedMolecule& r) const;
+    void angles(ResolvedMolecule& r) const;
+    void dihedrals(ResolvedMolecule& r) const;
+    void pairs(ResolvedMolecule& r) const;
+    void constraints(ResolvedMolecule& r) const;
+    void exclusions(ResolvedMolecule& r) const;
+
+    const ForceField&   ff_;
+    const MoleculeType& mol_;
+    ConstraintsMode     constraintsMode_;
+};
+
+std::string MoleculeResolver::bondedTypes(const Interaction& it) const
+{
+    std::string s;
+    for (int a : it.atoms)
+    {
+        s += (s.empty() ? "" : " ") + type(a).bondType;
+    }
+    return s;
+}
+
+std::vector<double> MoleculeResolver::lookupBonded(const char* table, InteractionKind k, const Interaction& it) const
+{
+    if (!it.params.empty())
+    {
+        return it.params;
+    }
+    std::vector<std::string> types;
+    for (int a : it.atoms)
+    {
+        types.push_back(type(a).bondType);
+    }
+    if (const BondedType* t = ff_.bondedType(table, it.func, types))
+    {
+        return t->params;
+    }
+    throw InputError(it.where, std::string("no parameters for this [ ") + directiveName(k) + " ] entry: no [ " + table
+                                       + " ] line for bonded atom types '" + bondedTypes(it) + "' with function "
+                                       + std::to_string(it.func) + "; give the parameters on the line or add a type entry");
+}
+
+void MoleculeResolver::bonds(ResolvedMolecule& r) const
+{
+    for (const auto& it : mol_.list(InteractionKind::Bonds))
+    {
+        if (it.func == 5)
+        {
+            continue; // a connection: bonded graph only
+        }
+        const auto p = lookupBonded("bondtypes", InteractionKind::Bonds, it);
+        const int  i = it.atoms[0], j = it.atoms[1];
+        const bool toConstraint = constraintsMode_ == ConstraintsMode::AllBonds
+                                  || (constraintsMode_ == ConstraintsMode::HBonds
+                                      && (isHydrogen(mol_.atoms[i]) || isHydrogen(mol_.atoms[j])));
+        if (toConstraint)
+        {
+            r.constraints.push_back({ i, j, p[0] });
+            continue;
+        }
+        (it.func == 1 ? r.listed.bonds : r.listed.g96Bonds).push_back({ i, j, p[0], p[1] });
+    }
+}
+
+void MoleculeResolver::angles(ResolvedMolecule& r) const
+{
+    for (const auto& it : mol_.list(InteractionKind::Angles))
+    {
+        const auto p = lookupBonded("angletypes", InteractionKind::Angles, it);
+        const int  i = it.atoms[0], j = it.atoms[1], k = it.atoms[2];
+        switch (it.func)
+        {
+            case 1: r.listed.angles.push_back({ i, j, k, p[0] * deg, p[1] }); break;
+            case 2: r.listed.g96Angles.push_back({ i, j, k, p[0] * deg, p[1] }); break;
+            default: r.listed.ureyBradley.push_back({ i, j, k, p[0] * deg, p[1], p[2], p[3] }); break;
+        }
+    }
+}
+
+void MoleculeResolver::dihedrals(ResolvedMolecule& r) const
+{
+    for (const auto& it : mol_.list(InteractionKind::Dihedrals))
+    {
+        std::vector<std::vector<double>> terms;
+        if (!it.params.empty())
+        {
+            terms.push_back(it.params);
+        }
+        else
+        {
+            std::array<std::string, 4> types;
+            for (int a = 0; a < 4; a++)
+            {
+                types[a] = type(it.atoms[a]).bondType;
+            }
+            const DihedralType* t = ff_.dihedralType(it.func, types);
+            if (!t)
+            {
+                throw InputError(it.where, "no parameters for this [ dihedrals ] entry: no [ dihedraltypes ] line matches "
+                                           "bonded atom types '" + bondedTypes(it) + "' with function "
+                                           + std::to_string(it.func) + " (wildcard X included)");
+            }
+            terms = t->terms;
+        }
+        const int i = it.atoms[0], j = it.atoms[1], k = it.atoms[2], l = it.atoms[3];
+        for (const auto& p : terms)
+        {
+            switch (it.func)
+            {
+                case 2: r.listed.impropers.push_back({ i, j, k, l, p[0] * deg, p[1] }); break;
+                case 3:
+                    r.listed.ryckaertBellemans.push_back({ i, j, k, l, { p[0], p[1], p[2], p[3], p[4], p[5] } });
+                    break;
+                default:
+                {
+                    const double mult = p[2];
+                    if (mult != std::round(mult) || mult < 0)
+                    {
+                        throw InputError(it.where, "dihedral multiplicity must be a non-negative integer, found "
+                                                           + std::to_string(mult));
+                    }
+                    PeriodicDihedral d{ i, j, k, l, p[0] * deg, p[1], static_cast<int>(mult) };
+                    (it.func == 4 ? r.listed.periodicImpropers : r.listed.properDihedrals).push_back(d);
+                }
+            }
+        }
+    }
+}
+
+void MoleculeResolver::pairs(ResolvedMolecule& r) const
+{
+    const Defaults& d = ff_.defaults;
+    for (const auto& it : mol_.list(InteractionKind::Pairs))
+    {
+        const int       i = it.atoms[0], j = it.atoms[1];
+        const AtomType& ti = type(i);
+        const AtomType& tj = type(j);
+        double          c6 = 0, c12 = 0;
+        if (!it.params.empty())
+        {
+            toC6C12(d.combRule, it.params[0], it.params[1], &c6, &c12);
+        }
+        else if (const PairParams* p = ff_.pairType(ti.name, tj.name))
+        {
+            toC6C12(d.combRule, p->v, p->w, &c6, &c12);
+        }
+        else if (d.genPairs)
+        {
+            // from the final nonbonded matrix ([ nonbond_params ] included),
+            // scaled by fudgeLJ (epsilon only for comb-rule 2 and 3: the same)
+            nonbondedC6C12(ff_, ti, tj, &c6, &c12);
+            c6 *= d.fudgeLJ;
+            c12 *= d.fudgeLJ;
+        }
+        else
+        {
+            throw InputError(it.where, "no parameters for this [ pairs ] entry: no [ pairtypes ] line for atom types '"
+                                               + ti.name + " " + tj.name + "' and gen-pairs is 'no' in [ defaults ]");
+        }
+        const double qq = d.fudgeQQ * mol_.atoms[i].charge * mol_.atoms[j].charge;
+        r.listed.pairs.push_back({ i, j, c6, c12, qq });
+    }
+}
+
+void MoleculeResolver::constraints(ResolvedMolecule& r) const
+{
+    for (const auto& it : mol_.list(InteractionKind::Constraints))
+    {
+        const auto p = lookupBonded("constrainttypes", InteractionKind::Constraints, it);
+        r.constraints.push_back({ it.atoms[0], it.atoms[1], p[0] });
+    }
+    for (const auto& it : mol_.list(InteractionKind::Settles))
+    {
+        r.settles.push_back({ it.atoms[0], it.atoms[1], it.atoms[2], it.params[0], it.params[1] });
+    }
+}
+
+void MoleculeResolver::exclusions(ResolvedMolecule& r) const
+{
+    const int                     n = static_cast<int>(mol_.atoms.size());
+    std::vector<std::vector<int>> graph(n);
+    auto link = [&](int a, int b) {
+        graph[a].push_back(b);
+        graph[b].push_back(a);
+    };
+    for (const auto& it : mol_.list(InteractionKind::Bonds))
+    {
+        link(it.atoms[0], it.atoms[1]);
+    }
+    for (const auto& it : mol_.list(InteractionKind::Constraints))
+    {
+        if (it.func == 1)
+        {
+            link(it.atoms[0], it.atoms[1]);
+        }
+    }
+    // settles are not chemical bonds for grompp: water topologies list
+    // their exclusions explicitly
+    std::vector<std::set<int>> excl(n);
+    std::vector<int>           dist(n, -1);
+    for (int a = 0; a < n && mol_.nrexcl > 0; a++)
+    {
+        // breadth-first search up to nrexcl bonds
+        std::vector<int> frontier{ a }, touched{ a };
+        dist[a] = 0;
+        for (int depth = 1; depth <= mol_.nrexcl && !frontier.empty(); depth++)
+        {
+            std::vector<int> next;
+            for (int u : frontier)
+            {
+                for (int v : graph[u])
+                {
+                    if (dist[v] < 0)
+                    {
+                        dist[v] = depth;
+                        next.push_back(v);
+                        touched.push_back(v);
+                        excl[a].insert(v);
+                    }
+                }
+            }
+            frontier.swap(next);
+        }
+        for (int t : touched)
+        {
+            dist[t] = -1;
+        }
+    }
+    for (const auto& [a, b] : mol_.explicitExclusions)
+    {
+        excl[a].insert(b);
+        excl[b].insert(a);
+    }
+    r.exclusions.resize(n);
+    for (int a = 0; a < n; a++)
+    {
+        r.exclusions[a].assign(excl[a].begin(), excl[a].end());
+    }
+}
+
+ResolvedMolecule MoleculeResolver::resolve()
+{
+    for (const auto& a : mol_.atoms)
+    {
+        const AtomType* t = ff_.atomType(a.type);
+        if (t->ptype != 'A')
+        {
+            throw InputError(a.where, std::string("atom type '") + a.type + "' has particle type '" + t->ptype
+                                              + "'; putmd supports only atoms (A), not virtual sites or shells");
+        }
+    }
+    ResolvedMolecule r;
+    bonds(r);
+    angles(r);
+    dihedrals(r);
+    pairs(r);
+    constraints(r);
+    exclusions(r);
+    return r;
+}
+
+template<typename T>
+void appendShifted(std::vector<T>& dst, const std::vector<T>& src, int offset)
+{
+    for (T t : src)
+    {
+        t.i += offset;
+        t.j += offset;
+        if constexpr (requires { t.k; })
+        {
+            t.k += offset;
+        }
+        if constexpr (requires { t.l; })
+        {
+            t.l += offset;
+        }
+        dst.push_back(t);
+    }
+}
+
+void appendListed(ListedInteractions& dst, const ListedInteractions& src, int offset)
+{
+    appendShifted(dst.bonds, src.bonds, offset);
+    appendShifted(dst.g96Bonds, src.g96Bonds, offset);
+    appendShifted(dst.angles, src.angles, offset);
+    appendShifted(dst.g96Angles, src.g96Angles, offset);
+    appendShifted(dst.ureyBradley, src.ureyBradley, offset);
+    appendShifted(dst.properDihedrals, src.properDihedrals, offset);
+    appendShifted(dst.periodicImpropers, src.periodicImpropers, offset);
+    appendShifted(dst.impropers, src.impropers, offset);
+    appendShifted(dst.ryckaertBellemans, src.ryckaertBellemans, offset);
+    appendShifted(dst.pairs, src.pairs, offset);
+}
+
+/* C6/C12 matrix over the types that occur, in order of first use. */
+void buildLjMatrix(const ForceField& ff, const std::vector<std::string>& typeNames, Topology& top)
+{
+    const int n    = static_cast<int>(typeNames.size());
+    top.numLjTypes = n;
+    top.c6.assign(n * n, 0);
+    top.c12.assign(n * n, 0);
+    for (int a = 0; a < n; a++)
+    {
+        for (int b = 0; b < n; b++)
+        {
+            double c6, c12;
+            nonbondedC6C12(ff, *ff.atomType(typeNames[a]), *ff.atomType(typeNames[b]), &c6, &c12);
+            top.c6[a * n + b]  = c6;
+            top.c12[a * n + b] = c12;
+        }
+    }
+}
+
+} // namespace
+
+double Topology::totalCharge() const
+{
+    double q = 0;
+    for (double c : charge)
+    {
+        q += c;
+    }
+    return q;
+}
+
+std::string Topology::describeAtom(int i) const
+{
+    return "atom " + std::to_string(i + 1) + " (" + residueName[i] + std::to_string(residueNumber[i]) + " "
+           + atomName[i] + ")";
+}
+
+Topology buildTopology(const TopologyFile& file, ConstraintsMode constraintsMode)
+{
+    Topology top;
+    top.systemName = file.systemName;
+    top.fudgeQQ    = file.ff.defaults.fudgeQQ;
+    top.combRule   = file.ff.defaults.combRule;
+
+    std::map<std::string, ResolvedMolecule> resolved;
+    std::map<std::string, int>              typeIndex;
+    std::vector<std::string>                typeNames;
+    long                                    total = 0;
+    for (const auto& block : file.molecules)
+    {
+        const MoleculeType* mol = file.moleculeType(block.name);
+        total += block.count * static_cast<long>(mol->atoms.size());
+        if (!resolved.count(block.name))
+        {
+            resolved.emplace(block.name, MoleculeResolver(file.ff, *mol, constraintsMode).resolve());
+        }
+        for (const auto& a : mol->atoms)
+        {
+            if (typeIndex.emplace(a.type, static_cast<int>(typeNames.size())).second)
+            {
+                typeNames.push_back(a.type);
+            }
+        }
+    }
+    if (total > 500'000'000)
+    {
+        throw InputError(file.molecules.back().where, "the system has " + std::to_string(total) + " atoms, more than putmd supports (5e8)");
+    }
+    buildLjMatrix(file.ff, typeNames, top);
+
+    top.numAtoms = static_cast<int>(total);
+    top.exclusionStart.reserve(total + 1);
+    top.exclusionStart.push_back(0);
+    int offset = 0;
+    for (const auto& block : file.molecules)
+    {
+        const MoleculeType&     mol = *file.moleculeType(block.name);
+        const ResolvedMolecule& r   = resolved.at(block.name);
+        // excluded pairs' C6 for the dispersion correction, once per type
+        double c6Sum = 0, count = 0;
+        for (size_t a = 0; a < mol.atoms.size(); a++)
+        {
+            for (int b : r.exclusions[a])
+            {
+                if (b > static_cast<int>(a))
+                {
+                    c6Sum += top.c6Of(typeIndex[mol.atoms[a].type], typeIndex[mol.atoms[b].type]);
+                    count += 1;
+                }
+            }
+        }
+        top.excludedPairC6Sum += c6Sum * block.count;
+        top.excludedPairCount += count * block.count;
+        for (long m = 0; m < block.count; m++)
+        {
+            for (size_t a = 0; a < mol.atoms.size(); a++)
+            {
+                const MolAtom& at = mol.atoms[a];
+                top.charge.push_back(at.charge);
+                top.mass.push_back(at.mass);
+                top.ljType.push_back(typeIndex[at.type]);
+                top.atomName.push_back(at.name);
+                top.residueName.push_back(at.residueName);
+                top.residueNumber.push_back(at.residueNumber);
+                top.typeName.push_back(at.type);
+                for (int b : r.exclusions[a])
+                {
+                    top.exclusions.push_back(b + offset);
+                }
+                top.exclusionStart.push_back(static_cast<int>(top.exclusions.size()));
+            }
+            appendListed(top.listed, r.listed, offset);
+            for (auto c : r.constraints)
+            {
+                c.i += offset;
+                c.j += offset;
+                top.constraints.push_back(c);
+            }
+            for (auto s : r.settles)
+            {
+                s.o += offset;
+                s.h1 += offset;
+                s.h2 += offset;
+                top.settles.push_back(s);
+            }
+            offset += static_cast<int>(mol.atoms.size());
+        }
+    }
+    return top;
+}
+
+} // namespace putmd

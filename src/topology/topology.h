@@ -1,0 +1,81 @@
+/* topology/topology.h — the global topology: every atom of the system with
+ * resolved parameters, in topology order.
+ *
+ * Built once from a parsed TopologyFile (see build_topology.h). Listed
+ * interactions carry global atom indices and their final parameters in
+ * internal units (nm, radians, kJ/mol); nonbonded parameters are a C6/C12
+ * matrix over the atom types that occur. Exclusions are stored per atom
+ * (CSR, sorted, without the atom itself).
+ */
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace putmd
+{
+
+struct HarmonicBond { int i, j; double b0, kb; };            // bonds 1, G96 bonds 2
+struct HarmonicAngle { int i, j, k; double theta0, ktheta; };  // angles 1, G96 angles 2 (cos)
+struct UreyBradley { int i, j, k; double theta0, ktheta, r13, kub; };
+struct PeriodicDihedral { int i, j, k, l; double phi0, kphi; int mult; }; // 1, 4, 9
+struct HarmonicImproper { int i, j, k, l; double xi0, kxi; };            // 2
+struct RyckaertBellemans { int i, j, k, l; double c[6]; };               // 3
+struct Pair14 { int i, j; double c6, c12, qq; }; // qq includes fudgeQQ
+struct Constraint { int i, j; double length; };
+struct Settle { int o, h1, h2; double doh, dhh; };
+
+struct ListedInteractions
+{
+    std::vector<HarmonicBond>      bonds;
+    std::vector<HarmonicBond>      g96Bonds;
+    std::vector<HarmonicAngle>     angles;
+    std::vector<HarmonicAngle>     g96Angles;
+    std::vector<UreyBradley>       ureyBradley;
+    std::vector<PeriodicDihedral>  properDihedrals;   // functions 1 and 9
+    std::vector<PeriodicDihedral>  periodicImpropers; // function 4
+    std::vector<HarmonicImproper>  impropers;         // function 2
+    std::vector<RyckaertBellemans> ryckaertBellemans; // function 3
+    std::vector<Pair14>            pairs;
+};
+
+struct Topology
+{
+    std::string systemName;
+    int         numAtoms = 0;
+
+    std::vector<double>      charge;
+    std::vector<double>      mass;
+    std::vector<int>         ljType; // index into the C6/C12 matrix
+    std::vector<std::string> atomName;
+    std::vector<std::string> residueName;
+    std::vector<int>         residueNumber;
+    std::vector<std::string> typeName; // nonbonded atom type
+
+    int                 numLjTypes = 0;
+    std::vector<double> c6, c12; // numLjTypes x numLjTypes
+
+    std::vector<int> exclusionStart; // numAtoms + 1
+    std::vector<int> exclusions;
+
+    ListedInteractions      listed;
+    std::vector<Constraint> constraints;
+    std::vector<Settle>     settles;
+
+    /* For the dispersion correction: number of excluded atom pairs (i<j) per
+     * LJ type pair, accumulated as sum of C6 and count over excluded pairs. */
+    double excludedPairC6Sum = 0;
+    double excludedPairCount = 0;
+
+    double fudgeQQ  = 1;
+    int    combRule = 1;
+
+    double c6Of(int ti, int tj) const { return c6[ti * numLjTypes + tj]; }
+    double c12Of(int ti, int tj) const { return c12[ti * numLjTypes + tj]; }
+    double totalCharge() const;
+
+    /* "atom 12 (LYS1 CA)" — for error messages */
+    std::string describeAtom(int i) const;
+};
+
+} // namespace putmd

@@ -1,0 +1,606 @@
+#include "topology/topology_parser.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "io/text.h"
+
+namespace putmd
+{
+
+const char* directiveName(InteractionKind k)
+{
+    switch (k)
+    {
+        case InteractionKind::Bonds: return "bonds";
+        case InteractionKind::Pairs: return "pairs";
+        case InteractionKind::Angles: return "angles";
+        case InteractionKind::Dihedrals: return "dihedrals";
+        case InteractionKind::Constraints: return "constraints";
+        case InteractionKind::Settles: return "settles";
+        case InteractionKind::Count: break;
+    }
+    return "?";
+}
+
+const MoleculeType* TopologyFile::moleculeType(const std::string& name) const
+{
+    for (const auto& m : moleculeTypes)
+    {
+        if (m.name == name)
+        {
+            return &m;
+        }
+    }
+    return nullptr;
+}
+
+namespace
+{
+
+/* Supported function types and their parameter counts (A state, A+B state). */
+struct FuncSpec
+{
+    int              func;
+    std::vector<int> paramCounts;
+};
+
+const std::vector<FuncSpec>& funcSpecs(InteractionKind k)
+{
+    static const std::vector<FuncSpec> bonds       = { { 1, { 2, 4 } }, { 2, { 2, 4 } }, { 5, { 0 } } };
+    static const std::vector<FuncSpec> pairs       = { { 1, { 2, 4 } } };
+    static const std::vector<FuncSpec> angles      = { { 1, { 2, 4 } }, { 2, { 2, 4 } }, { 5, { 4, 8 } } };
+    static const std::vector<FuncSpec> dihedrals   = { { 1, { 3, 5 } }, { 2, { 2, 4 } }, { 3, { 6, 12 } }, { 4, { 3, 5 } }, { 9, { 3, 5 } } };
+    static const std::vector<FuncSpec> constraints = { { 1, { 1, 2 } }, { 2, { 1, 2 } } };
+    static const std::vector<FuncSpec> settles     = { { 1, { 2 } } };
+    switch (k)
+    {
+        case InteractionKind::Bonds: return bonds;
+        case InteractionKind::Pairs: return pairs;
+        case InteractionKind::Angles: return angles;
+        case InteractionKind::Dihedrals: return dihedrals;
+        case InteractionKind::Constraints: return constraints;
+        default: return settles;
+    }
+}
+
+int numAtoms(InteractionKind k)
+{
+    switch (k)
+    {
+        case InteractionKind::Angles: return 3;
+        case InteractionKind::Dihedrals: return 4;
+        case InteractionKind::Settles: return 1;
+        default: return 2;
+    }
+}
+
+/* Validate function type and parameter count; returns the spec. */
+const FuncSpec& checkFunc(InteractionKind k, int func, size_t nparams, bool inlineParams, const SourceLocation& at)
+{
+    const auto& specs = funcSpecs(k);
+    auto it = std::find_if(specs.begin(), specs.end(), [func](const FuncSpec& s) { return s.func == func; });
+    if (it == specs.end())
+    {
+        std::string valid;
+        for (const auto& s : specs)
+        {
+            valid += (valid.empty() ? "" : ", ") + std::to_string(s.func);
+        }
+        throw InputError(at, std::string("[ ") + directiveName(k) + " ] function type " + std::to_string(func)
+                                     + " is not supported; supported: " + valid);
+    }
+    if (inlineParams || nparams > 0)
+    {
+        const auto& counts = it->paramCounts;
+        if (std::find(counts.begin(), counts.end(), static_cast<int>(nparams)) == counts.end())
+        {
+            std::string valid;
+            for (int c : counts)
+            {
+                valid += (valid.empty() ? "" : " or ") + std::to_string(c);
+            }
+            throw InputError(at, std::string("[ ") + directiveName(k) + " ] function " + std::to_string(func) + " takes "
+                                         + valid + " parameters, found " + std::to_string(nparams));
+        }
+    }
+    return *it;
+}
+
+std::vector<double> parseParams(const std::vector<std::string>& tok, size_t first, const SourceLocation& at)
+{
+    std::vector<double> p;
+    for (size_t i = first; i < tok.size(); i++)
+    {
+        p.push_back(parseDouble(tok[i], at, "parameter " + std::to_string(i - first + 1)));
+    }
+    return p;
+}
+
+bool isSingleLetter(const std::string& s)
+{
+    return s.size() == 1 && std::isalpha(static_cast<unsigned char>(s[0]));
+}
+
+class TopologyParser
+{
+public:
+    TopologyFile result;
+
+    void parse(const std::vector<SourceLine>& lines);
+
+private:
+    void header(const std::string& text, const SourceLocation& at);
+    void line(const std::vector<std::string>& tok, const SourceLine& src);
+
+    void defaults(const std::vector<std::string>& tok, const SourceLocation& at);
+    void atomtypes(const std::vector<std::string>& tok, const SourceLocation& at);
+    void pairLike(const std::vector<std::string>& tok, const SourceLocation& at, bool nonbond);
+    void bondedType(const std::vector<std::string>& tok, const SourceLocation& at, InteractionKind k, const char* table);
+    void dihedraltypes(const std::vector<std::string>& tok, const SourceLocation& at);
+    void moleculetype(const std::vector<std::string>& tok, const SourceLocation& at);
+    void atoms(const std::vector<std::string>& tok, const SourceLocation& at);
+    void interaction(const std::vector<std::string>& tok, const SourceLocation& at, InteractionKind k);
+    void exclusions(const std::vector<std::string>& tok, const SourceLocation& at);
+    void molecules(const std::vector<std::string>& tok, const SourceLocation& at);
+
+    MoleculeType& molecule(const SourceLocation& at);
+    int           atomIndex(const std::string& tok, const SourceLocation& at);
+    void          needFields(const std::vector<std::string>& tok, size_t n, const SourceLocation& at, const char* format);
+
+    std::string    directive_;
+    SourceLocation directiveAt_;
+    bool           inMolecule_ = false;
+};
+
+void TopologyParser::needFields(const std::vector<std::string>& tok, size_t n, const SourceLocation& at, const char* format)
+{
+    if (tok.size() < n)
+    {
+        throw InputError(at, "[ " + directive_ + " ] line has " + std::to_string(tok.size()) + " fields, expected at least "
+                                     + std::to_string(n) + " (" + format + ")");
+    }
+}
+
+MoleculeType& TopologyParser::molecule(const SourceLocation& at)
+{
+    if (!inMolecule_)
+    {
+        throw InputError(at, "[ " + directive_ + " ] must follow a [ moleculetype ]");
+    }
+    return result.moleculeTypes.back();
+}
+
+int TopologyParser::atomIndex(const std::string& tok, const SourceLocation& at)
+{
+    const MoleculeType& mol = result.moleculeTypes.back();
+    const long          i   = parseInt(tok, at, "an atom index");
+    if (i < 1 || i > static_cast<long>(mol.atoms.size()))
+    {
+        throw InputError(at, "atom index " + tok + " is out of range: molecule type '" + mol.name + "' has "
+                                     + std::to_string(mol.atoms.size()) + " atoms (valid: 1 to "
+                                     + std::to_string(mol.atoms.size()) + ")");
+    }
+    return static_cast<int>(i - 1);
+}
+
+void TopologyParser::header(const std::string& text, const SourceLocation& at)
+{
+    const auto close = text.find(']');
+    if (close == std::string::npos)
+    {
+        throw InputError(at, "directive header '" + text + "' has no closing ']'");
+    }
+    std::string name = toLower(std::string(trim(text.substr(1, close - 1))));
+    if (!trim(text.substr(close + 1)).empty())
+    {
+        throw InputError(at, "unexpected text after directive header '" + text + "'");
+    }
+    static const std::set<std::string> known = {
+        "defaults", "atomtypes", "nonbond_params", "pairtypes", "bondtypes", "constrainttypes", "angletypes",
+        "dihedraltypes", "cmaptypes", "implicit_genborn_params", "moleculetype", "atoms", "bonds", "pairs",
+        "angles", "dihedrals", "constraints", "settles", "exclusions", "system", "molecules"
+    };
+    static const std::set<std::string> unsupported = {
+        "cmap", "position_restraints", "distance_restraints", "dihedral_restraints", "orientation_restraints",
+        "angle_restraints", "angle_restraints_z", "virtual_sites1", "virtual_sites2", "virtual_sites3",
+        "virtual_sites4", "virtual_sitesn", "dummies2", "dummies3", "polarization", "water_polarization",
+        "thole_polarization", "pairs_nb", "intermolecular_interactions", "bondtypes_nb"
+    };
+    if (unsupported.count(name))
+    {
+        throw InputError(at, "directive [ " + name + " ] is not supported by putmd"
+                                     + (name == "cmap" ? std::string(" (build the topology without CMAP, e.g. 'gmx pdb2gmx -nocmap')")
+                                        : name == "position_restraints" ? std::string(" (remove the -DPOSRES define)")
+                                                                        : std::string()));
+    }
+    if (!known.count(name))
+    {
+        throw InputError(at, "unknown directive [ " + name + " ]");
+    }
+    if (name == "defaults" && result.ff.defaults.set)
+    {
+        throw InputError(at, "a second [ defaults ] directive (the first is at " + result.ff.defaults.where.str()
+                                     + "); a topology may include only one force field");
+    }
+    static const std::set<std::string> needsDefaults = { "atomtypes", "nonbond_params", "pairtypes", "bondtypes",
+                                                         "constrainttypes", "angletypes", "dihedraltypes",
+                                                         "moleculetype" };
+    if (needsDefaults.count(name) && !result.ff.defaults.set)
+    {
+        throw InputError(at, "[ " + name + " ] before [ defaults ]: the force field (its [ defaults ]) must be included first");
+    }
+    static const std::set<std::string> moleculeLevel = { "atoms", "bonds", "pairs", "angles", "dihedrals",
+                                                         "constraints", "settles", "exclusions" };
+    if (moleculeLevel.count(name) && !inMolecule_)
+    {
+        throw InputError(at, "[ " + name + " ] must follow a [ moleculetype ]");
+    }
+    if (name == "system" || name == "molecules")
+    {
+        inMolecule_ = false;
+    }
+    directive_   = name;
+    directiveAt_ = at;
+}
+
+void TopologyParser::defaults(const std::vector<std::string>& tok, const SourceLocation& at)
+{
+    Defaults& d = result.ff.defaults;
+    if (d.set)
+    {
+        throw InputError(at, "[ defaults ] has more than one line");
+    }
+    needFields(tok, 2, at, "nbfunc comb-rule [gen-pairs fudgeLJ fudgeQQ]");
+    d.nbfunc   = static_cast<int>(parseInt(tok[0], at, "nbfunc"));
+    d.combRule = static_cast<int>(parseInt(tok[1], at, "comb-rule"));
+    if (d.nbfunc != 1)
+    {
+        throw InputError(at, "nbfunc " + tok[0] + " is not supported; only 1 (Lennard-Jones) is (2 is Buckingham)");
+    }
+    if (d.combRule < 1 || d.combRule > 3)
+    {
+        throw InputError(at, "comb-rule " + tok[1] + " is invalid; valid: 1, 2, 3");
+    }
+    if (tok.size() > 2)
+    {
+        const std::string g = toLower(tok[2]);
+        if (g != "yes" && g != "no")
+        {
+            throw InputError(at, "gen-pairs must be 'yes' or 'no', found '" + tok[2] + "'");
+        }
+        d.genPairs = g == "yes";
+    }
+    if (tok.size() > 3)
+    {
+        d.fudgeLJ = parseDouble(tok[3], at, "fudgeLJ");
+    }
+    if (tok.size() > 4)
+    {
+        d.fudgeQQ = parseDouble(tok[4], at, "fudgeQQ");
+    }
+    d.set   = true;
+    d.where = at;
+}
+
+void TopologyParser::atomtypes(const std::vector<std::string>& tok, const SourceLocation& at)
+{
+    // Optional columns bond_type and at.num are recognised from where the
+    // one-letter particle type stands (field 3, 4 or 5, counting from 0).
+    needFields(tok, 6, at, "name [bond_type] [at.num] mass charge ptype V W");
+    AtomType t;
+    t.name = tok[0];
+    size_t massField;
+    if (isSingleLetter(tok[3]))
+    {
+        massField = 1;
+    }
+    else if (tok.size() >= 8 && isSingleLetter(tok[5]))
+    {
+        massField  = 3;
+        t.bondType = tok[1];
+        t.atomicNumber = static_cast<int>(parseInt(tok[2], at, "the atomic number"));
+    }
+    else if (tok.size() >= 7 && isSingleLetter(tok[4]))
+    {
+        massField = 2;
+        if (std::isalpha(static_cast<unsigned char>(tok[1][0])))
+        {
+            t.bondType = tok[1];
+        }
+        else
+        {
+            t.atomicNumber = static_cast<int>(parseInt(tok[1], at, "the atomic number"));
+        }
+    }
+    else
+    {
+        throw InputError(at, "cannot read [ atomtypes ] line: the particle type (a single letter such as A) must be "
+                             "field 4, 5 or 6 (format: name [bond_type] [at.num] mass charge ptype V W)");
+    }
+    if (t.bondType.empty())
+    {
+        t.bondType = t.name;
+    }
+    if (tok.size() < massField + 5)
+    {
+        throw InputError(at, "[ atomtypes ] line for '" + t.name + "' is missing the nonbonded parameters V and W");
+    }
+    t.mass   = parseDouble(tok[massField], at, "the mass");
+    t.charge = parseDouble(tok[massField + 1], at, "the charge");
+    t.ptype  = static_cast<char>(std::toupper(static_cast<unsigned char>(tok[massField + 2][0])));
+    t.v      = parseDouble(tok[massField + 3], at, "parameter V");
+    t.w      = parseDouble(tok[massField + 4], at, "parameter W");
+    t.where  = at;
+    result.ff.addAtomType(std::move(t), result.warnings);
+}
+
+void TopologyParser::pairLike(const std::vector<std::string>& tok, const SourceLocation& at, bool nonbond)
+{
+    needFields(tok, 5, at, "type_i type_j func V W");
+    const long func = parseInt(tok[2], at, "the function type");
+    if (func != 1)
+    {
+        throw InputError(at, "[ " + directive_ + " ] function type " + tok[2] + " is not supported; supported: 1");
+    }
+    PairParams p{ parseDouble(tok[3], at, "parameter V"), parseDouble(tok[4], at, "parameter W"), at };
+    if (nonbond)
+    {
+        result.ff.addNonbondParams(tok[0], tok[1], p);
+    }
+    else
+    {
+        result.ff.addPairType(tok[0], tok[1], p);
+    }
+}
+
+void TopologyParser::bondedType(const std::vector<std::string>& tok, const SourceLocation& at, InteractionKind k, const char* table)
+{
+    const size_t n = numAtoms(k);
+    needFields(tok, n + 1, at, "atom types, function type, parameters");
+    BondedType t;
+    t.types.assign(tok.begin(), tok.begin() + n);
+    t.func   = static_cast<int>(parseInt(tok[n], at, "the function type"));
+    t.params = parseParams(tok, n + 1, at);
+    checkFunc(k, t.func, t.params.size(), true, at);
+    t.where = at;
+    result.ff.addBondedType(table, std::move(t), result.warnings);
+}
+
+void TopologyParser::dihedraltypes(const std::vector<std::string>& tok, const SourceLocation& at)
+{
+    // Two forms: "j k func params" (proper) / "i l func params" (improper,
+    // func 2) or "i j k l func params"; the function type is the first field
+    // that is a single digit.
+    needFields(tok, 3, at, "2 or 4 atom types, function type, parameters");
+    auto isFunc = [](const std::string& s) { return s.size() == 1 && std::isdigit(static_cast<unsigned char>(s[0])); };
+    DihedralType t;
+    size_t       nTypes;
+    if (isFunc(tok[2]))
+    {
+        nTypes = 2;
+        t.func = tok[2][0] - '0';
+        if (t.func == 2)
+        {
+            t.types = { tok[0], "X", "X", tok[1] };
+        }
+        else
+        {
+            t.types = { "X", tok[0], tok[1], "X" };
+        }
+    }
+    else if (tok.size() >= 5 && isFunc(tok[4]))
+    {
+        nTypes  = 4;
+        t.func  = tok[4][0] - '0';
+        t.types = { tok[0], tok[1], tok[2], tok[3] };
+    }
+    else
+    {
+        throw InputError(at, "cannot read [ dihedraltypes ] line: expected 2 or 4 atom types followed by a "
+                             "one-digit function type");
+    }
+    auto params = parseParams(tok, nTypes + 1, at);
+    checkFunc(InteractionKind::Dihedrals, t.func, params.size(), true, at);
+    t.terms.push_back(std::move(params));
+    t.where = at;
+    result.ff.addDihedralType(std::move(t), result.warnings);
+}
+
+void TopologyParser::moleculetype(const std::vector<std::string>& tok, const SourceLocation& at)
+{
+    if (inMolecule_ && result.moleculeTypes.back().atoms.empty() && directive_ == "moleculetype"
+        && !result.moleculeTypes.back().name.empty())
+    {
+        throw InputError(at, "[ moleculetype ] has more than one line (expected: name nrexcl)");
+    }
+    needFields(tok, 2, at, "name nrexcl");
+    if (result.moleculeType(tok[0]))
+    {
+        throw InputError(at, "molecule type '" + tok[0] + "' is defined twice (first at "
+                                     + result.moleculeType(tok[0])->where.str() + ")");
+    }
+    MoleculeType m;
+    m.name   = tok[0];
+    m.nrexcl = static_cast<int>(parseInt(tok[1], at, "nrexcl"));
+    if (m.nrexcl < 0 || m.nrexcl > 10)
+    {
+        throw InputError(at, "nrexcl " + tok[1] + " is out of range (0 to 10)");
+    }
+    m.where = at;
+    result.moleculeTypes.push_back(std::move(m));
+    inMolecule_ = true;
+}
+
+void TopologyParser::atoms(const std::vector<std::string>& tok, const SourceLocation& at)
+{
+    MoleculeType& mol = molecule(at);
+    needFields(tok, 5, at, "nr type resnr residue atom [cgnr charge mass]");
+    const long nr = parseInt(tok[0], at, "the atom number");
+    if (nr != static_cast<long>(mol.atoms.size()) + 1)
+    {
+        throw InputError(at, "atoms must be numbered consecutively from 1: expected " + std::to_string(mol.atoms.size() + 1)
+                                     + ", found " + tok[0]);
+    }
+    const AtomType* type = result.ff.atomType(tok[1]);
+    if (!type)
+    {
+        throw InputError(at, "atom type '" + tok[1] + "' is not defined in any [ atomtypes ]");
+    }
+    MolAtom a;
+    a.type          = tok[1];
+    a.residueNumber = static_cast<int>(parseInt(tok[2], at, "the residue number"));
+    a.residueName   = tok[3];
+    a.name          = tok[4];
+    a.charge        = tok.size() > 6 ? parseDouble(tok[6], at, "the charge") : type->charge;
+    a.mass          = tok.size() > 7 ? parseDouble(tok[7], at, "the mass") : type->mass;
+    a.where         = at;
+    if (tok.size() > 5)
+    {
+        parseInt(tok[5], at, "the charge group number");
+    }
+    mol.atoms.push_back(std::move(a));
+}
+
+void TopologyParser::interaction(const std::vector<std::string>& tok, const SourceLocation& at, InteractionKind k)
+{
+    MoleculeType& mol = molecule(at);
+    const size_t  n   = numAtoms(k);
+    if (k == InteractionKind::Settles)
+    {
+        needFields(tok, 4, at, "OW func doh dhh");
+        Interaction s;
+        const int   ow = atomIndex(tok[0], at);
+        if (ow + 2 >= static_cast<int>(mol.atoms.size()))
+        {
+            throw InputError(at, "settle on atom " + tok[0] + " needs atoms " + tok[0] + " to "
+                                         + std::to_string(ow + 3) + " but the molecule has "
+                                         + std::to_string(mol.atoms.size()) + " atoms");
+        }
+        s.atoms  = { ow, ow + 1, ow + 2 };
+        s.func   = static_cast<int>(parseInt(tok[1], at, "the function type"));
+        s.params = parseParams(tok, 2, at);
+        checkFunc(k, s.func, s.params.size(), true, at);
+        s.where = at;
+        mol.list(k).push_back(std::move(s));
+        return;
+    }
+    needFields(tok, n + 1, at, "atom indices, function type, [parameters]");
+    Interaction it;
+    for (size_t i = 0; i < n; i++)
+    {
+        it.atoms.push_back(atomIndex(tok[i], at));
+    }
+    for (size_t i = 0; i < n; i++)
+    {
+        for (size_t j = i + 1; j < n; j++)
+        {
+            if (it.atoms[i] == it.atoms[j])
+            {
+                throw InputError(at, "atom " + tok[i] + " appears twice in one [ " + directive_ + " ] entry");
+            }
+        }
+    }
+    it.func   = static_cast<int>(parseInt(tok[n], at, "the function type"));
+    it.params = parseParams(tok, n + 1, at);
+    checkFunc(k, it.func, it.params.size(), false, at);
+    it.where = at;
+    mol.list(k).push_back(std::move(it));
+}
+
+void TopologyParser::exclusions(const std::vector<std::string>& tok, const SourceLocation& at)
+{
+    MoleculeType& mol = molecule(at);
+    const int     i   = atomIndex(tok[0], at);
+    for (size_t k = 1; k < tok.size(); k++)
+    {
+        const int j = atomIndex(tok[k], at);
+        if (j != i)
+        {
+            mol.explicitExclusions.emplace_back(i, j);
+        }
+    }
+}
+
+void TopologyParser::molecules(const std::vector<std::string>& tok, const SourceLocation& at)
+{
+    needFields(tok, 2, at, "molecule-type-name count");
+    if (tok.size() > 2)
+    {
+        throw InputError(at, "[ molecules ] line has extra fields after the count: expected 'name count'");
+    }
+    if (!result.moleculeType(tok[0]))
+    {
+        throw InputError(at, "molecule type '" + tok[0] + "' in [ molecules ] is not defined by any [ moleculetype ]");
+    }
+    const long n = parseInt(tok[1], at, "the molecule count");
+    if (n < 0)
+    {
+        throw InputError(at, "molecule count must not be negative, found " + tok[1]);
+    }
+    result.molecules.push_back({ tok[0], n, at });
+}
+
+void TopologyParser::line(const std::vector<std::string>& tok, const SourceLine& src)
+{
+    const SourceLocation& at = src.where;
+    if (directive_.empty())
+    {
+        return; // grompp ignores text before the first directive (force-field banners use it)
+    }
+    if (directive_ == "defaults") defaults(tok, at);
+    else if (directive_ == "atomtypes") atomtypes(tok, at);
+    else if (directive_ == "nonbond_params") pairLike(tok, at, true);
+    else if (directive_ == "pairtypes") pairLike(tok, at, false);
+    else if (directive_ == "bondtypes") bondedType(tok, at, InteractionKind::Bonds, "bondtypes");
+    else if (directive_ == "constrainttypes") bondedType(tok, at, InteractionKind::Constraints, "constrainttypes");
+    else if (directive_ == "angletypes") bondedType(tok, at, InteractionKind::Angles, "angletypes");
+    else if (directive_ == "dihedraltypes") dihedraltypes(tok, at);
+    else if (directive_ == "cmaptypes" || directive_ == "implicit_genborn_params") { /* accepted, not used */ }
+    else if (directive_ == "moleculetype") moleculetype(tok, at);
+    else if (directive_ == "atoms") atoms(tok, at);
+    else if (directive_ == "bonds") interaction(tok, at, InteractionKind::Bonds);
+    else if (directive_ == "pairs") interaction(tok, at, InteractionKind::Pairs);
+    else if (directive_ == "angles") interaction(tok, at, InteractionKind::Angles);
+    else if (directive_ == "dihedrals") interaction(tok, at, InteractionKind::Dihedrals);
+    else if (directive_ == "constraints") interaction(tok, at, InteractionKind::Constraints);
+    else if (directive_ == "settles") interaction(tok, at, InteractionKind::Settles);
+    else if (directive_ == "exclusions") exclusions(tok, at);
+    else if (directive_ == "system") result.systemName += (result.systemName.empty() ? "" : " ") + std::string(trim(src.text));
+    else if (directive_ == "molecules") molecules(tok, at);
+}
+
+void TopologyParser::parse(const std::vector<SourceLine>& lines)
+{
+    for (const auto& src : lines)
+    {
+        const std::string_view t = trim(src.text);
+        if (t.empty())
+        {
+            continue;
+        }
+        if (t[0] == '[')
+        {
+            header(std::string(t), src.where);
+            continue;
+        }
+        line(splitWhitespace(t), src);
+    }
+    if (result.molecules.empty())
+    {
+        const SourceLocation end = lines.empty() ? SourceLocation{} : lines.back().where;
+        throw InputError(end, "the topology has no [ molecules ] entries: nothing to simulate");
+    }
+}
+
+} // namespace
+
+TopologyFile parseTopology(const std::vector<SourceLine>& lines)
+{
+    TopologyParser p;
+    p.parse(lines);
+    return std::move(p.result);
+}
+
+} // namespace putmd

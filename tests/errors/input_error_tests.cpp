@@ -1,0 +1,178 @@
+/* Input-error tests: every malformed input in tests/data/bad/cases.txt must
+ * make `putmd_d energy` exit with status 1 and an error message naming the
+ * file and line and saying what is wrong — never a crash (a signal, or the
+ * internal-error status 3), never success, and never an output file.
+ *
+ * cases.txt has one case per line:
+ *   name | option | file | expected location | expected text
+ * option is p, c or f (which input the bad file replaces; the others come
+ * from tests/data/tiny); file is relative to tests/data/bad; the location
+ * (e.g. "truncated.gro:5") and the text must both appear in the message.
+ */
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+namespace
+{
+
+namespace fs = std::filesystem;
+
+struct ErrorCase
+{
+    std::string name, option, file, location, text;
+};
+
+std::string trimmed(const std::string& s)
+{
+    const auto b = s.find_first_not_of(" \t");
+    const auto e = s.find_last_not_of(" \t\r");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+std::vector<ErrorCase> loadCases()
+{
+    std::vector<ErrorCase> cases;
+    std::ifstream          in(std::string(PUTMD_TEST_DATA) + "/bad/cases.txt");
+    std::string            line;
+    while (std::getline(in, line))
+    {
+        if (trimmed(line).empty() || trimmed(line)[0] == '#')
+        {
+            continue;
+        }
+        std::vector<std::string> f;
+        std::stringstream        ss(line);
+        std::string              part;
+        while (std::getline(ss, part, '|'))
+        {
+            f.push_back(trimmed(part));
+        }
+        if (f.size() == 5)
+        {
+            cases.push_back({ f[0], f[1], f[2], f[3], f[4] });
+        }
+        else
+        {
+            cases.push_back({ "malformed_manifest_line", "", "", "", line });
+        }
+    }
+    return cases;
+}
+
+std::string quote(const std::string& s)
+{
+    return "'" + s + "'";
+}
+
+struct RunResult
+{
+    int         exitStatus = -1; // -1: killed by a signal
+    std::string stdoutText, stderrText;
+};
+
+RunResult runPutmd(const std::string& args, const fs::path& workDir)
+{
+    const fs::path out = workDir / "stdout.txt", err = workDir / "stderr.txt";
+    const std::string cmd = std::string(PUTMD_BINARY) + " " + args + " >" + quote(out) + " 2>" + quote(err);
+    const int status = std::system(cmd.c_str());
+    RunResult r;
+    if (WIFEXITED(status))
+    {
+        r.exitStatus = WEXITSTATUS(status);
+    }
+    auto slurp = [](const fs::path& p) {
+        std::ifstream      in(p);
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    };
+    r.stdoutText = slurp(out);
+    r.stderrText = slurp(err);
+    return r;
+}
+
+class InputErrorTest : public ::testing::TestWithParam<ErrorCase>
+{
+};
+
+TEST_P(InputErrorTest, FailsWithLocatedMessage)
+{
+    const ErrorCase& c = GetParam();
+    ASSERT_NE(c.name, "malformed_manifest_line") << "bad line in cases.txt: " << c.text;
+    const std::string data = PUTMD_TEST_DATA;
+    std::string       top = data + "/tiny/topol.top", gro = data + "/tiny/conf.gro", mdp = data + "/tiny/grompp.mdp";
+    const std::string bad = data + "/bad/" + c.file;
+    ASSERT_TRUE(fs::exists(bad)) << bad;
+    if (c.option == "p") top = bad;
+    else if (c.option == "c") gro = bad;
+    else if (c.option == "f") mdp = bad;
+    else FAIL() << "option must be p, c or f, found " << c.option;
+
+    const fs::path work = fs::temp_directory_path() / ("putmd-errtest-" + c.name);
+    fs::remove_all(work);
+    fs::create_directories(work);
+    const fs::path json = work / "out.json";
+    const RunResult r = runPutmd("energy -p " + quote(top) + " -c " + quote(gro) + " -f " + quote(mdp) + " -o " + quote(json), work);
+    EXPECT_EQ(r.exitStatus, 1) << "expected exit status 1 (input error); stderr:\n" << r.stderrText;
+    EXPECT_NE(r.stderrText.find("error: "), std::string::npos) << r.stderrText;
+    EXPECT_NE(r.stderrText.find(c.location), std::string::npos)
+            << "message does not name '" << c.location << "':\n" << r.stderrText;
+    EXPECT_NE(r.stderrText.find(c.text), std::string::npos) << "message does not say '" << c.text << "':\n" << r.stderrText;
+    EXPECT_FALSE(fs::exists(json)) << "an output file was written despite the error";
+    fs::remove_all(work);
+}
+
+std::string caseName(const ::testing::TestParamInfo<ErrorCase>& info)
+{
+    std::string n = info.param.name;
+    for (char& ch : n)
+    {
+        if (!std::isalnum(static_cast<unsigned char>(ch)))
+        {
+            ch = '_';
+        }
+    }
+    return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(BadInputs, InputErrorTest, ::testing::ValuesIn(loadCases()), caseName);
+
+TEST(InputErrorManifest, HasAtLeastThirtyCases)
+{
+    EXPECT_GE(loadCases().size(), 30u);
+}
+
+TEST(CommandLine, UnknownOptionIsAnError)
+{
+    const fs::path work = fs::temp_directory_path() / "putmd-errtest-cli";
+    fs::create_directories(work);
+    const RunResult r = runPutmd("energy -q nothing", work);
+    EXPECT_EQ(r.exitStatus, 1);
+    EXPECT_NE(r.stderrText.find("unknown option '-q'"), std::string::npos) << r.stderrText;
+    fs::remove_all(work);
+}
+
+TEST(CommandLine, GoodTinyInputSucceeds)
+{
+    const std::string data = PUTMD_TEST_DATA;
+    const fs::path    work = fs::temp_directory_path() / "putmd-errtest-good";
+    fs::create_directories(work);
+    const fs::path  json = work / "out.json";
+    const RunResult r    = runPutmd("energy -p " + quote(data + "/tiny/topol.top") + " -c " + quote(data + "/tiny/conf.gro")
+                                         + " -f " + quote(data + "/tiny/grompp.mdp") + " -o " + quote(json),
+                                 work);
+    EXPECT_EQ(r.exitStatus, 0) << r.stderrText;
+    EXPECT_TRUE(fs::exists(json));
+    EXPECT_NE(r.stdoutText.find("Potential"), std::string::npos);
+    fs::remove_all(work);
+}
+
+} // namespace
