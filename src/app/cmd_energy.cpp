@@ -131,7 +131,7 @@ int runEnergyCommand(const std::vector<std::string>& args)
     {
         std::cerr << "warning: " << w << "\n";
     }
-    const SinglePointResult r = computeSinglePoint(in.topology, in.mdp, in.coordinates.box, in.coordinates.x);
+    const SinglePointResult r = computeSinglePoint(in.topology, in.mdp, in.coordinates.box, in.coordinates.x, paths.coordinates);
     printTable(in, r);
     writeFileAtomically(opt.get("o"), toJson(in, r));
     std::cout << "wrote " << opt.get("o") << "\n";

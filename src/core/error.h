@@ -35,6 +35,15 @@ private:
     SourceLocation where_;
 };
 
+/* Two atoms that interact sit at the same position: the configuration is
+ * invalid. Carries the atoms so the caller can name the coordinate file. */
+class AtomOverlapError : public InputError
+{
+public:
+    AtomOverlapError(int i, int j, const std::string& what) : InputError(what), atomI(i), atomJ(j) {}
+    int atomI, atomJ;
+};
+
 /* Something putmd itself cannot do (an internal limit or a bug). */
 class InternalError : public std::logic_error
 {

@@ -28,7 +28,8 @@ Box parseBox(const std::string& line, const SourceLocation& where)
     if (tok.size() != 3 && tok.size() != 9)
     {
         throw InputError(where, "the box line must have 3 numbers (rectangular) or 9 (triclinic), found "
-                                        + std::to_string(tok.size()) + ": '" + std::string(trim(line)) + "'");
+                                        + std::to_string(tok.size()) + ": '" + std::string(trim(line)) + "'"
+                                        + (tok.size() > 3 ? " (if this is an atom line, the atom count on line 2 is too small)" : ""));
     }
     double v[9] = {};
     for (size_t i = 0; i < tok.size(); i++)
@@ -68,9 +69,9 @@ GroFile parseGro(const std::string& text, const std::string& path)
     gro.title = std::string(trim(lines[0]));
     const SourceLocation countLoc{ path, 2 };
     const long           natoms = parseInt(trim(lines[1]), countLoc, "the number of atoms");
-    if (natoms < 0)
+    if (natoms < 0 || natoms > 1'000'000'000)
     {
-        throw InputError(countLoc, "the number of atoms must not be negative, found " + std::to_string(natoms));
+        throw InputError(countLoc, "the number of atoms must be between 0 and 1e9, found " + std::to_string(natoms));
     }
     if (lines.size() < static_cast<size_t>(natoms) + 3)
     {

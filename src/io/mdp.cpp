@@ -259,6 +259,27 @@ const std::map<std::string, std::string>& aliases()
 
 } // namespace
 
+namespace
+{
+/* Checks that involve several keys, after all are read. */
+void checkConsistency(const MdpOptions& o)
+{
+    const size_t ngroups = o.tcGrps.size();
+    auto         check   = [&](const char* key, size_t n) {
+        if (o.tcoupl != TCoupl::No || n > 0 || ngroups > 0)
+        {
+            if (n != ngroups)
+            {
+                throw InputError(o.where(key), std::string("mdp key '") + key + "' has " + std::to_string(n) + " value(s) but tc-grps has "
+                                                       + std::to_string(ngroups) + " group(s); give one value per group");
+            }
+        }
+    };
+    check("tau-t", o.tauT.size());
+    check("ref-t", o.refT.size());
+}
+} // namespace
+
 std::string normaliseMdpKey(const std::string& key)
 {
     std::string k = toLower(key);
@@ -343,6 +364,7 @@ MdpParseResult parseMdp(const std::string& text, const std::string& path)
         }
         result.options.setAt[key] = at;
     }
+    checkConsistency(result.options);
     return result;
 }
 

@@ -8,9 +8,20 @@ namespace putmd
 
 CellGrid::CellGrid(const Box& box, const std::vector<Vec3<real>>& x, double rc) : box_(box), rc2_(rc * rc)
 {
+    // cells of at least rc/range; coarser when that would give more cells
+    // than about two per atom (tiny cut-offs), which keeps memory O(N)
+    double want[3];
+    double total = 1;
     for (int d = 0; d < 3; d++)
     {
-        n_[d] = std::max(1, static_cast<int>(std::floor(box.perpendicularWidth(d) * range_ / rc)));
+        want[d] = std::max(1.0, std::floor(box.perpendicularWidth(d) * range_ / rc));
+        total *= want[d];
+    }
+    const double maxCells = std::max(27.0, 2.0 * x.size());
+    const double scale    = total > maxCells ? std::cbrt(maxCells / total) : 1.0;
+    for (int d = 0; d < 3; d++)
+    {
+        n_[d] = std::max(1, static_cast<int>(std::floor(want[d] * scale)));
     }
     const int          numCells = n_[0] * n_[1] * n_[2];
     const int          natoms   = static_cast<int>(x.size());

@@ -52,6 +52,12 @@ struct PairKernel
         {
             return;
         }
+        if (r2 < real(1e-12))
+        {
+            throw AtomOverlapError(i, j, top.describeAtom(i) + " and " + top.describeAtom(j)
+                                                 + " are at the same position but interact (they are not excluded); "
+                                                   "the coordinates are not a valid configuration");
+        }
         real fscal = 0;
         if (r2 < rvdw2)
         {
@@ -134,7 +140,13 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
                 continue;
             }
             real fscal;
-            if (ic.coulombType == CoulombType::Pme)
+            if (ic.coulombType == CoulombType::Pme && r2 < real(1e-12))
+            {
+                // the r -> 0 limit of erf(beta r)/r; no force
+                v -= qq * 2 * beta / std::sqrt(units::pi);
+                fscal = 0;
+            }
+            else if (ic.coulombType == CoulombType::Pme)
             {
                 const real r    = std::sqrt(r2);
                 const real erfv = std::erf(real(beta) * r);

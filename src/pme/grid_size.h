@@ -24,4 +24,9 @@ struct PmeGridChoice
 /* explicitN: fourier-nx/ny/nz (0 = choose from the spacing). */
 PmeGridChoice choosePmeGrid(const Box& box, double spacing, const int explicitN[3], int pmeOrder);
 
+struct MdpOptions;
+/* The grid for the run's options, or an InputError at the mdp line that
+ * makes it unusable (too small for the spline order, or too large). */
+PmeGridChoice choosePmeGrid(const Box& box, const MdpOptions& mdp);
+
 } // namespace putmd

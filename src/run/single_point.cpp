@@ -1,5 +1,8 @@
 #include "run/single_point.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "listed/listed.h"
 #include "nonbonded/dispersion_correction.h"
 #include "nonbonded/interaction_const.h"
@@ -10,8 +13,17 @@
 namespace putmd
 {
 
+namespace
+{
+/* Line of atom i in a .gro file (title and count come first). */
+SourceLocation groLine(const std::string& file, int i)
+{
+    return SourceLocation{ file, file.empty() ? 0 : i + 3 };
+}
+} // namespace
+
 SinglePointResult computeSinglePoint(const Topology& top, const MdpOptions& mdp, const Box& box,
-                                     const std::vector<DVec>& xd)
+                                     const std::vector<DVec>& xd, const std::string& coordinatesFile)
 {
     SinglePointResult result;
     std::vector<Vec3<real>> x(xd.size());
@@ -22,7 +34,14 @@ SinglePointResult computeSinglePoint(const Topology& top, const MdpOptions& mdp,
     result.forces.assign(x.size(), Vec3<real>());
     const InteractionConst ic = makeInteractionConst(mdp);
 
-    computeNonbondedReference(top, ic, box, x, result.forces, result.energies);
+    try
+    {
+        computeNonbondedReference(top, ic, box, x, result.forces, result.energies);
+    }
+    catch (const AtomOverlapError& e)
+    {
+        throw InputError(groLine(coordinatesFile, std::max(e.atomI, e.atomJ)), e.what());
+    }
 
     ListedSettings listedSettings;
     listedSettings.epsfac = ic.epsfac;
@@ -30,16 +49,7 @@ SinglePointResult computeSinglePoint(const Topology& top, const MdpOptions& mdp,
 
     if (mdp.coulombType == CoulombType::Pme)
     {
-        const PmeGridChoice grid = choosePmeGrid(box, mdp.fourierSpacing, mdp.fourierN, mdp.pmeOrder);
-        for (int d = 0; d < 3; d++)
-        {
-            if (grid.n[d] < 2 * (mdp.pmeOrder - 1))
-            {
-                throw InputError(mdp.where("fourier-nx"), "PME grid dimension " + std::to_string(grid.n[d])
-                                                                  + " is smaller than 2*(pme-order - 1) = "
-                                                                  + std::to_string(2 * (mdp.pmeOrder - 1)));
-            }
-        }
+        const PmeGridChoice grid = choosePmeGrid(box, mdp);
         PmeParameters params;
         params.gridSize   = grid.n;
         params.order      = mdp.pmeOrder;
@@ -57,6 +67,25 @@ SinglePointResult computeSinglePoint(const Topology& top, const MdpOptions& mdp,
         result.dispCorrPressure = dc.pressure(top.numAtoms, box.volume());
     }
     result.energies.sumPotential();
+    for (int t = 0; t < numEnergyTerms; t++)
+    {
+        if (result.energies.present[t] && !std::isfinite(result.energies.value[t]))
+        {
+            throw InputError(SourceLocation{ coordinatesFile, 0 },
+                             std::string("the energy term '") + energyTermName(static_cast<EnergyTerm>(t))
+                                     + "' is not finite: atoms overlap or coordinates are invalid");
+        }
+    }
+    for (size_t i = 0; i < result.forces.size(); i++)
+    {
+        const auto& f = result.forces[i];
+        if (!std::isfinite(f.x) || !std::isfinite(f.y) || !std::isfinite(f.z))
+        {
+            throw InputError(groLine(coordinatesFile, static_cast<int>(i)),
+                             "the force on " + top.describeAtom(static_cast<int>(i))
+                                     + " is not finite: atoms overlap or coordinates are invalid");
+        }
+    }
     return result;
 }
 

@@ -29,7 +29,9 @@ struct SinglePointResult
     double                  dispCorrPressure = 0; // bar
 };
 
+/* coordinatesFile names the coordinates in errors about them (overlapping
+ * atoms, non-finite energies); it may be empty. */
 SinglePointResult computeSinglePoint(const Topology& top, const MdpOptions& mdp, const Box& box,
-                                     const std::vector<DVec>& x);
+                                     const std::vector<DVec>& x, const std::string& coordinatesFile = "");
 
 } // namespace putmd

@@ -43,7 +43,7 @@ SystemInputs loadSystem(const InputPaths& paths)
         const auto eq = d.find('=');
         pp.defines[d.substr(0, eq)] = eq == std::string::npos ? "" : d.substr(eq + 1);
     }
-    TopologyFile topFile = parseTopology(preprocessTopology(paths.topology, pp));
+    TopologyFile topFile = parseTopology(preprocessTopology(paths.topology, pp), paths.topology);
     for (auto& w : topFile.warnings)
     {
         in.warnings.push_back(std::move(w));

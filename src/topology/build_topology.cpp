@@ -434,7 +434,11 @@ Topology buildTopology(const TopologyFile& file, ConstraintsMode constraintsMode
     for (const auto& block : file.molecules)
     {
         const MoleculeType* mol = file.moleculeType(block.name);
-        total += block.count * static_cast<long>(mol->atoms.size());
+        total += block.count * static_cast<long>(mol->atoms.size()); // both below 5e8: no overflow
+        if (total > 500'000'000)
+        {
+            throw InputError(block.where, "the system has more than 5e8 atoms, more than putmd supports");
+        }
         if (!resolved.count(block.name))
         {
             resolved.emplace(block.name, MoleculeResolver(file.ff, *mol, constraintsMode).resolve());

@@ -77,7 +77,8 @@ int numAtoms(InteractionKind k)
 }
 
 /* Validate function type and parameter count; returns the spec. */
-const FuncSpec& checkFunc(InteractionKind k, int func, size_t nparams, bool inlineParams, const SourceLocation& at)
+const FuncSpec& checkFunc(InteractionKind k, int func, size_t nparams, bool inlineParams, const SourceLocation& at,
+                          const std::string& directive)
 {
     const auto& specs = funcSpecs(k);
     auto it = std::find_if(specs.begin(), specs.end(), [func](const FuncSpec& s) { return s.func == func; });
@@ -88,7 +89,7 @@ const FuncSpec& checkFunc(InteractionKind k, int func, size_t nparams, bool inli
         {
             valid += (valid.empty() ? "" : ", ") + std::to_string(s.func);
         }
-        throw InputError(at, std::string("[ ") + directiveName(k) + " ] function type " + std::to_string(func)
+        throw InputError(at, "[ " + directive + " ] function type " + std::to_string(func)
                                      + " is not supported; supported: " + valid);
     }
     if (inlineParams || nparams > 0)
@@ -101,7 +102,7 @@ const FuncSpec& checkFunc(InteractionKind k, int func, size_t nparams, bool inli
             {
                 valid += (valid.empty() ? "" : " or ") + std::to_string(c);
             }
-            throw InputError(at, std::string("[ ") + directiveName(k) + " ] function " + std::to_string(func) + " takes "
+            throw InputError(at, "[ " + directive + " ] function " + std::to_string(func) + " takes "
                                          + valid + " parameters, found " + std::to_string(nparams));
         }
     }
@@ -128,7 +129,7 @@ class TopologyParser
 public:
     TopologyFile result;
 
-    void parse(const std::vector<SourceLine>& lines);
+    void parse(const std::vector<SourceLine>& lines, const std::string& path);
 
 private:
     void header(const std::string& text, const SourceLocation& at);
@@ -146,13 +147,23 @@ private:
     void molecules(const std::vector<std::string>& tok, const SourceLocation& at);
 
     MoleculeType& molecule(const SourceLocation& at);
+    void          checkMoleculeTypeComplete(const SourceLocation& at);
     int           atomIndex(const std::string& tok, const SourceLocation& at);
     void          needFields(const std::vector<std::string>& tok, size_t n, const SourceLocation& at, const char* format);
 
     std::string    directive_;
     SourceLocation directiveAt_;
     bool           inMolecule_ = false;
+    SourceLocation pendingMoleculeType_; // a [ moleculetype ] header still without its line
 };
+
+void TopologyParser::checkMoleculeTypeComplete(const SourceLocation& at)
+{
+    if (!pendingMoleculeType_.file.empty())
+    {
+        throw InputError(pendingMoleculeType_, "[ moleculetype ] has no 'name nrexcl' line before " + (at.line > 0 ? at.str() : std::string("the end of the topology")));
+    }
+}
 
 void TopologyParser::needFields(const std::vector<std::string>& tok, size_t n, const SourceLocation& at, const char* format)
 {
@@ -212,13 +223,14 @@ void TopologyParser::header(const std::string& text, const SourceLocation& at)
     {
         throw InputError(at, "directive [ " + name + " ] is not supported by putmd"
                                      + (name == "cmap" ? std::string(" (build the topology without CMAP, e.g. 'gmx pdb2gmx -nocmap')")
-                                        : name == "position_restraints" ? std::string(" (remove the -DPOSRES define)")
+                                        : name == "position_restraints" ? std::string(" (position restraints are not implemented: do not define POSRES)")
                                                                         : std::string()));
     }
     if (!known.count(name))
     {
         throw InputError(at, "unknown directive [ " + name + " ]");
     }
+    checkMoleculeTypeComplete(at);
     if (name == "defaults" && result.ff.defaults.set)
     {
         throw InputError(at, "a second [ defaults ] directive (the first is at " + result.ff.defaults.where.str()
@@ -240,6 +252,11 @@ void TopologyParser::header(const std::string& text, const SourceLocation& at)
     if (name == "system" || name == "molecules")
     {
         inMolecule_ = false;
+    }
+    if (name == "moleculetype")
+    {
+        inMolecule_          = false;
+        pendingMoleculeType_ = at;
     }
     directive_   = name;
     directiveAt_ = at;
@@ -363,7 +380,7 @@ void TopologyParser::bondedType(const std::vector<std::string>& tok, const Sourc
     t.types.assign(tok.begin(), tok.begin() + n);
     t.func   = static_cast<int>(parseInt(tok[n], at, "the function type"));
     t.params = parseParams(tok, n + 1, at);
-    checkFunc(k, t.func, t.params.size(), true, at);
+    checkFunc(k, t.func, t.params.size(), true, at, directive_);
     t.where = at;
     result.ff.addBondedType(table, std::move(t), result.warnings);
 }
@@ -402,7 +419,7 @@ void TopologyParser::dihedraltypes(const std::vector<std::string>& tok, const So
                              "one-digit function type");
     }
     auto params = parseParams(tok, nTypes + 1, at);
-    checkFunc(InteractionKind::Dihedrals, t.func, params.size(), true, at);
+    checkFunc(InteractionKind::Dihedrals, t.func, params.size(), true, at, directive_);
     t.terms.push_back(std::move(params));
     t.where = at;
     result.ff.addDihedralType(std::move(t), result.warnings);
@@ -410,11 +427,11 @@ void TopologyParser::dihedraltypes(const std::vector<std::string>& tok, const So
 
 void TopologyParser::moleculetype(const std::vector<std::string>& tok, const SourceLocation& at)
 {
-    if (inMolecule_ && result.moleculeTypes.back().atoms.empty() && directive_ == "moleculetype"
-        && !result.moleculeTypes.back().name.empty())
+    if (pendingMoleculeType_.file.empty())
     {
         throw InputError(at, "[ moleculetype ] has more than one line (expected: name nrexcl)");
     }
+    pendingMoleculeType_ = SourceLocation{};
     needFields(tok, 2, at, "name nrexcl");
     if (result.moleculeType(tok[0]))
     {
@@ -456,6 +473,11 @@ void TopologyParser::atoms(const std::vector<std::string>& tok, const SourceLoca
     a.charge        = tok.size() > 6 ? parseDouble(tok[6], at, "the charge") : type->charge;
     a.mass          = tok.size() > 7 ? parseDouble(tok[7], at, "the mass") : type->mass;
     a.where         = at;
+    if (type->ptype == 'A' && a.mass <= 0)
+    {
+        throw InputError(at, "atom " + tok[0] + " (" + a.name + ") has mass " + std::to_string(a.mass)
+                                     + (tok.size() > 7 ? "" : " (from its atom type)") + "; the mass of an atom must be positive");
+    }
     if (tok.size() > 5)
     {
         parseInt(tok[5], at, "the charge group number");
@@ -481,7 +503,7 @@ void TopologyParser::interaction(const std::vector<std::string>& tok, const Sour
         s.atoms  = { ow, ow + 1, ow + 2 };
         s.func   = static_cast<int>(parseInt(tok[1], at, "the function type"));
         s.params = parseParams(tok, 2, at);
-        checkFunc(k, s.func, s.params.size(), true, at);
+        checkFunc(k, s.func, s.params.size(), true, at, directive_);
         s.where = at;
         mol.list(k).push_back(std::move(s));
         return;
@@ -504,7 +526,7 @@ void TopologyParser::interaction(const std::vector<std::string>& tok, const Sour
     }
     it.func   = static_cast<int>(parseInt(tok[n], at, "the function type"));
     it.params = parseParams(tok, n + 1, at);
-    checkFunc(k, it.func, it.params.size(), false, at);
+    checkFunc(k, it.func, it.params.size(), false, at, directive_);
     it.where = at;
     mol.list(k).push_back(std::move(it));
 }
@@ -535,9 +557,9 @@ void TopologyParser::molecules(const std::vector<std::string>& tok, const Source
         throw InputError(at, "molecule type '" + tok[0] + "' in [ molecules ] is not defined by any [ moleculetype ]");
     }
     const long n = parseInt(tok[1], at, "the molecule count");
-    if (n < 0)
+    if (n < 0 || n > 500'000'000)
     {
-        throw InputError(at, "molecule count must not be negative, found " + tok[1]);
+        throw InputError(at, "molecule count must be between 0 and 5e8, found " + tok[1]);
     }
     result.molecules.push_back({ tok[0], n, at });
 }
@@ -571,7 +593,7 @@ void TopologyParser::line(const std::vector<std::string>& tok, const SourceLine&
     else if (directive_ == "molecules") molecules(tok, at);
 }
 
-void TopologyParser::parse(const std::vector<SourceLine>& lines)
+void TopologyParser::parse(const std::vector<SourceLine>& lines, const std::string& path)
 {
     for (const auto& src : lines)
     {
@@ -587,19 +609,21 @@ void TopologyParser::parse(const std::vector<SourceLine>& lines)
         }
         line(splitWhitespace(t), src);
     }
+    checkMoleculeTypeComplete(SourceLocation{ path, 0 });
     if (result.molecules.empty())
     {
-        const SourceLocation end = lines.empty() ? SourceLocation{} : lines.back().where;
-        throw InputError(end, "the topology has no [ molecules ] entries: nothing to simulate");
+        const SourceLocation end = lines.empty() ? SourceLocation{ path, 0 } : lines.back().where;
+        throw InputError(end, "the topology has no [ molecules ] entries: nothing to simulate (a topology needs "
+                              "[ system ] and [ molecules ] after the molecule types)");
     }
 }
 
 } // namespace
 
-TopologyFile parseTopology(const std::vector<SourceLine>& lines)
+TopologyFile parseTopology(const std::vector<SourceLine>& lines, const std::string& path)
 {
     TopologyParser p;
-    p.parse(lines);
+    p.parse(lines, path);
     return std::move(p.result);
 }
 

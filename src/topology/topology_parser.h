@@ -17,6 +17,7 @@
 namespace putmd
 {
 
-TopologyFile parseTopology(const std::vector<SourceLine>& lines);
+/* path names the topology in errors that concern the whole file. */
+TopologyFile parseTopology(const std::vector<SourceLine>& lines, const std::string& path = "");
 
 } // namespace putmd

@@ -9,7 +9,8 @@
 #   SYSTEM_DIR/ref/ref.mdp        (only if missing; the standard single-point input)
 #   SYSTEM_DIR/processed.top      (gmx_d grompp -pp: all includes/macros expanded)
 #   SYSTEM_DIR/ref/reference.json (energies, forces, PME grid)
-#   SYSTEM_DIR/ref/forces-full.json (the same forces at full double precision)
+#   SYSTEM_DIR/ref/forces-full.json (energies and full-precision forces of the
+#                                  exact evaluation, see below)
 # With -o OUT_DIR (one SYSTEM_DIR only; used by make_variants.sh) the input is
 # OUT_DIR/ref.mdp and the only files written are OUT_DIR/reference.json and
 # OUT_DIR/forces-full.json; the system folder is left untouched.
@@ -19,15 +20,27 @@
 # difference, max force difference); if KEEP_REGEN=DIR is set, the
 # regenerated reference.json is saved as DIR/<folder name>.reference.json. -m adds MAXWARN accepted grompp warnings
 # (on top of the GROMOS one). pme_grid is null when coulombtype is not PME.
-# Procedure: gmx_d grompp -f ref/ref.mdp -c conf.gro -p topol.top;
+# Two single points are run (see tests/reference/README.md for why):
+#  reference.json, GROMACS's standard zero-step rerun:
+#            gmx_d grompp -f ref/ref.mdp -c conf.gro -p topol.top;
 #            gmx_d mdrun -rerun conf.gro; gmx_d energy -dp (all terms up to
 #            and including Potential); gmx_d traj -of (forces, all atoms,
 #            6 significant digits); fourier-nx/ny/nz from gmx_d dump of the
-#            tpr; forces-full.json: the forces read directly from the rerun's
+#            tpr.
+#  forces-full.json, the exact evaluation: the same with a copy of the mdp
+#            that has "verlet-buffer-tolerance = -1" and
+#            "rlist = max(rcoulomb, rvdw) + 0.2" appended (a 0.2 nm pair-list
+#            buffer: with nsteps = 0 GROMACS otherwise uses none, and its
+#            cluster pair list then misses some pairs inside the cut-off), and
+#            mdrun run with GMX_NBNXN_EWALD_ANALYTICAL=1 (analytical instead
+#            of tabulated Ewald correction in the nonbonded kernels). Energies
+#            from gmx_d energy -dp, forces read directly from its
 #            double-precision ref.trr (XDR, big-endian float64; gmx_d dump
 #            prints at most 9 digits even with GMX_PRINT_LONGFORMAT), written
 #            with Python's repr (17 significant digits, round-trips exactly),
-#            checked against the 6-digit ones (must agree to their rounding).
+#            checked against that run's 6-digit gmx_d traj -of forces (must
+#            agree to their rounding), and compared with reference.json
+#            (printed: relative energy differences, RMS(f6 - f)/RMS(f)).
 # Installs Debian's `gromacs` package with apt-get if gmx_d is missing.
 set -euo pipefail
 
@@ -60,6 +73,31 @@ ewald-rtol      = 1e-5
 DispCorr        = EnerPres
 pbc             = xyz
 MDP
+}
+
+# energy_dp NAME: in the current folder, NAME.edr -> energy.xvg with every
+# term up to and including Potential (gmx_d energy -dp)
+energy_dp() {
+    # list the energy terms, select 1..Potential
+    echo 0 | gmx_d energy -f "$1.edr" -o list.xvg > terms.log 2>&1 || true
+    local sel
+    sel=$(python3 - terms.log <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+# the term table after the dashes: "  1  Bond   2  U-B ..." (spaces in
+# names are printed as '-'; the numbers are what gmx energy reads)
+parts = re.split(r"^-{20,}\s*$", text, flags=re.M)
+block = parts[1] if len(parts) > 1 else text
+terms = {}
+for num, name in re.findall(r"(\d+)\s+(\S+)", block):
+    terms[int(num)] = name
+pot = [k for k, v in terms.items() if v == "Potential"]
+if not pot:
+    sys.exit("Potential not found in energy term list")
+print(" ".join(str(k) for k in sorted(terms) if 1 <= k <= pot[0]))
+PY
+)
+    echo "$sel 0" | tr ' ' '\n' | gmx_d energy -f "$1.edr" -dp -o energy.xvg > energy.log 2>&1
 }
 
 # one_system SYSTEM_DIR [OUT_DIR]
@@ -99,31 +137,50 @@ one_system() {
     [ -n "${2:-}" ] || [ -n "$KEEP" ] || cp processed.top "$sys/processed.top"
     gmx_d mdrun -nt "$NT" -reprod -s ref.tpr -rerun "$sys/conf.gro" -deffnm ref > mdrun.log 2>&1 \
         || { tail -40 mdrun.log >&2; exit 1; }
-    # list the energy terms, select 1..Potential
-    echo 0 | gmx_d energy -f ref.edr -o list.xvg > terms.log 2>&1 || true
-    local sel
-    sel=$(python3 - terms.log <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-# the term table after the dashes: "  1  Bond   2  U-B ..." (spaces in
-# names are printed as '-'; the numbers are what gmx energy reads)
-parts = re.split(r"^-{20,}\s*$", text, flags=re.M)
-block = parts[1] if len(parts) > 1 else text
-terms = {}
-for num, name in re.findall(r"(\d+)\s+(\S+)", block):
-    terms[int(num)] = name
-pot = [k for k, v in terms.items() if v == "Potential"]
-if not pot:
-    sys.exit("Potential not found in energy term list")
-print(" ".join(str(k) for k in sorted(terms) if 1 <= k <= pot[0]))
-PY
-)
-    echo "$sel 0" | tr ' ' '\n' | gmx_d energy -f ref.edr -dp -o energy.xvg > energy.log 2>&1
+    energy_dp ref
     # interaction setup mdrun reports (Ewald coefficient, RF constants, LJ shifts)
     [ -n "${2:-}" ] && sed -n '/^System total charge/,/^Using SIMD/p' ref.log \
         | grep -vE '^(Generated table|Tabscale|Using SIMD|$)' || true
     echo 0 | gmx_d traj -s ref.tpr -f ref.trr -of force.xvg > traj.log 2>&1
     gmx_d dump -s ref.tpr 2> /dev/null | grep -E '^ *(fourier-n[xyz]|coulombtype) *=' > grid.txt
+    # Exact evaluation for forces-full.json: a copy of the mdp with a 0.2 nm
+    # pair-list buffer (verlet-buffer-tolerance = -1, rlist = max(rcoulomb,
+    # rvdw) + 0.2) and mdrun with analytical Ewald kernels. Without a buffer
+    # (GROMACS's choice for nsteps = 0) the cluster pair list drops some pairs
+    # inside the cut-off; the tabulated Ewald correction costs ~1e-7.
+    local rl
+    rl=$(python3 - "$mdp" <<'PY'
+import sys
+v = {}
+for line in open(sys.argv[1]):
+    line = line.split(";")[0]
+    if "=" in line:
+        k, x = line.split("=", 1)
+        v[k.strip().lower().replace("_", "-")] = x.strip()
+rc = float(v.get("rcoulomb") or 1.0)
+rv = float(v.get("rvdw") or 1.0)
+print("%g" % round(max(rc, rv) + 0.2, 6))
+PY
+)
+    mkdir exact
+    # (an rlist / verlet-buffer-tolerance already in the mdp would be set twice)
+    grep -viE '^[[:space:]]*(rlist|verlet[-_]buffer[-_]tolerance)[[:space:]]*=' "$mdp" > exact/ref.mdp || true
+    printf '\nverlet-buffer-tolerance = -1\nrlist = %s\n' "$rl" >> exact/ref.mdp
+    (
+        cd "$sys"
+        gmx_d grompp -maxwarn $mw -f "$tmp/exact/ref.mdp" -c conf.gro -p topol.top -o "$tmp/exact/ref.tpr" \
+            -po "$tmp/exact/mdout.mdp" > "$tmp/exact/grompp.log" 2>&1 \
+            || { tail -40 "$tmp/exact/grompp.log" >&2; exit 1; }
+    )
+    cd exact
+    GMX_NBNXN_EWALD_ANALYTICAL=1 gmx_d mdrun -nt "$NT" -reprod -s ref.tpr -rerun "$sys/conf.gro" -deffnm ref > mdrun.log 2>&1 \
+        || { tail -40 mdrun.log >&2; exit 1; }
+    echo "exact run (forces-full.json): rlist = $rl, GMX_NBNXN_EWALD_ANALYTICAL=1;$(grep -m1 -o 'buffer [0-9.]* nm, rlist [0-9.]* nm' ref.log)"
+    grep -q "buffer 0.200 nm, rlist $(printf '%.3f' "$rl") nm" ref.log \
+        || { echo "exact run: unexpected pair-list setup" >&2; exit 1; }
+    energy_dp ref
+    echo 0 | gmx_d traj -s ref.tpr -f ref.trr -of force.xvg > traj.log 2>&1
+    cd "$tmp"
     python3 - "$sys" "$out" "$KEEP" "${KEEP_REGEN:-}" <<'PY'
 import json, math, os, re, shutil, struct, sys
 sysdir, outdir, keep, keep_regen = sys.argv[1:5]
@@ -207,11 +264,25 @@ def trr_forces(fn):
     assert p + fs == len(b), "expected exactly one frame in the trr"
     return nat, [list(f[i:i + 3]) for i in range(0, len(f), 3)]
 
-nat, ffull = trr_forces("ref.trr")
+# forces-full.json: the exact evaluation (folder exact/: 0.2 nm pair-list
+# buffer, analytical Ewald kernels)
+legends, rows = xvg("exact/energy.xvg")
+assert len(rows) == 1, "expected one frame in exact/energy.xvg"
+xvals = [float(v) for v in rows[0][1:]]
+assert len(xvals) == len(legends)
+xenergies = dict(zip(legends, xvals))
+assert list(xenergies) == list(energies), (list(xenergies), list(energies))
+_, frows = xvg("exact/force.xvg")
+assert len(frows) == 1
+f = [float(v) for v in frows[0][1:]]
+xforces = [f[i:i + 3] for i in range(0, len(f), 3)]
+assert len(xforces) == natoms
+
+nat, ffull = trr_forces("exact/ref.trr")
 assert nat == natoms, (nat, natoms)
 # the 6-digit forces must be the full ones rounded to 6 significant digits
 worst, nexact, d2, s2 = 0.0, 0, 0.0, 0.0
-for a3, b3 in zip(ffull, forces):
+for a3, b3 in zip(ffull, xforces):
     for a, b in zip(a3, b3):
         nexact += float("%.6g" % a) == b
         d2 += (a - b) ** 2
@@ -220,29 +291,49 @@ for a3, b3 in zip(ffull, forces):
             ulp6 = 10.0 ** (math.floor(math.log10(abs(a))) - 5)
             worst = max(worst, abs(a - b) / ulp6)
 assert worst <= 0.5 + 1e-6, "full-precision forces disagree with gmx traj -of (%g units of the 6th digit)" % worst
-print("forces-full: %d/%d components equal the 6-digit ones after rounding; "
+print("forces-full: %d/%d components equal the exact run's 6-digit ones after rounding; "
       "max |f6 - f| = %.3f units of the 6th digit; RMS(f6 - f)/RMS(f) = %.3e"
       % (nexact, 3 * natoms, worst, math.sqrt(d2 / s2) if s2 else 0.0))
+rlist = re.search(r"^\s*rlist\s*=\s*(\S+)", open("exact/ref.mdp").read(), re.M | re.I).group(1)
+source = (ref["source"].replace(" with ref.mdp", "") +
+          ", exact evaluation: ref.mdp plus 'verlet-buffer-tolerance = -1' and 'rlist = %s' "
+          "(0.2 nm pair-list buffer, no pair inside the cut-off missed), mdrun -reprod -nt 1 "
+          "with GMX_NBNXN_EWALD_ANALYTICAL=1 (analytical Ewald correction instead of tables); "
+          "energies from gmx_d energy -dp, forces read from the double-precision trr, "
+          "full precision" % rlist)
 with open(outdir + "/forces-full.json", "w") as out:
-    out.write('{"source": %s,\n "units": {"force": "kJ/mol/nm"},\n "natoms": %d,\n "forces": [\n'
-              % (json.dumps(ref["source"] + "; forces read from the rerun's double-precision trr, full precision"), natoms))
+    out.write('{"source": %s,\n "units": {"energy": "kJ/mol", "force": "kJ/mol/nm"},\n "natoms": %d,\n'
+              ' "energies": {\n' % (json.dumps(source), natoms))
+    out.write(",\n".join("  %s: %r" % (json.dumps(k), v) for k, v in xenergies.items()))
+    out.write('\n },\n "forces": [\n')
     out.write(",\n".join("  [%r, %r, %r]" % tuple(v) for v in ffull))
     out.write("\n ]\n}\n")
 chk = json.load(open(outdir + "/forces-full.json"))
-assert chk["forces"] == ffull and chk["natoms"] == natoms
+assert chk["forces"] == ffull and chk["natoms"] == natoms and chk["energies"] == xenergies
+
+# how the official reference.json differs from the exact evaluation
+off = json.load(open(outdir + "/reference.json"))
+assert list(off["energies"]) == list(xenergies), (list(off["energies"]), list(xenergies))
+print("exact (forces-full.json) vs reference.json:")
+rels = {}
+for k, v in xenergies.items():
+    r = off["energies"][k]
+    rels[k] = abs(v - r) / abs(r) if r != 0.0 else (0.0 if v == 0.0 else float("inf"))
+    print("  %-16s %22.12f %22.12f  rel %.3e" % (k, r, v, rels[k]))
+kmax = max(rels, key=rels.get)
+fr2 = sum((a - b) ** 2 for a3, b3 in zip(ffull, off["forces"]) for a, b in zip(a3, b3))
+print("  max rel energy diff %.3e (%s); RMS(f_ref6 - f_full)/RMS(f_full) = %.3e"
+      % (rels[kmax], kmax, math.sqrt(fr2 / s2) if s2 else 0.0))
 
 if keep and refjson == "reference.json":
-    old = json.load(open(outdir + "/reference.json"))
+    old = off
     assert list(old["energies"]) == list(energies), (list(old["energies"]), list(energies))
     erel = max(abs(energies[k] - old["energies"][k]) / max(abs(old["energies"][k]), 1e-300)
                for k in energies)
     fmax = max(abs(a - b) for a3, b3 in zip(forces, old["forces"]) for a, b in zip(a3, b3))
-    fr2 = sum((a - b) ** 2 for a3, b3 in zip(ffull, old["forces"]) for a, b in zip(a3, b3))
     print("keep: stored reference.json not overwritten; regenerated vs stored: "
-          "max rel energy diff %.3e, max |f6 diff| %.3e, identical file: %s; "
-          "RMS(stored f6 - full f)/RMS(f) = %.3e"
-          % (erel, fmax, open("reference.json").read() == open(outdir + "/reference.json").read(),
-             math.sqrt(fr2 / s2) if s2 else 0.0))
+          "max rel energy diff %.3e, max |f6 diff| %.3e, identical file: %s"
+          % (erel, fmax, open("reference.json").read() == open(outdir + "/reference.json").read()))
     assert old["natoms"] == natoms and old["pme_grid"] == pme_grid
     if keep_regen:
         name = os.path.basename(outdir if os.path.basename(outdir) != "ref" else os.path.dirname(outdir))

@@ -98,6 +98,29 @@ TEST(CellGrid, FindsExactlyThePairsOfABruteForceImageSearch)
     }
 }
 
+TEST(CellGrid, TinyCutoffUsesAFewCellsAndStaysExact)
+{
+    // a cut-off far below the atom spacing must not create a huge grid
+    const Box  box = triclinicBox();
+    const auto x   = randomPositions(200, 1.2, 5);
+    int        n   = 0;
+    CellGrid(box, x, 1e-4).forEachPair([&](int, int, const Vec3<real>&, real) { n++; });
+    EXPECT_EQ(n, 0);
+    std::set<std::pair<int, int>> coarse, fine;
+    CellGrid(box, x, 0.3).forEachPair([&](int i, int j, const Vec3<real>&, real) { coarse.insert({ i, j }); });
+    for (int i = 0; i < 200; i++)
+    {
+        for (int j = i + 1; j < 200; j++)
+        {
+            if (norm2(DVec(Pbc(box).dx(x[i], x[j]))) < 0.09)
+            {
+                fine.insert({ i, j });
+            }
+        }
+    }
+    EXPECT_EQ(coarse, fine);
+}
+
 TEST(Pbc, MinimumImageInTriclinicBox)
 {
     const Box  box = triclinicBox();
