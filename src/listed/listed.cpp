@@ -89,15 +89,21 @@ real dVdCosFromTheta(real dVdTheta, real theta)
     return std::abs(s) > real(1e-8) ? -dVdTheta / s : real(0);
 }
 
+/* One harmonic angle term 0.5 k (theta - theta0)^2: adds forces, returns V. */
+double harmonicAngle(const Geometry& g, int i, int j, int k, double theta0, double ktheta, std::vector<RVec>& f)
+{
+    const auto a  = angleGeometry(g, i, j, k);
+    const real dt = a.theta - real(theta0);
+    applyAngleForce(a, dVdCosFromTheta(real(ktheta) * dt, a.theta), i, j, k, f);
+    return 0.5 * ktheta * double(dt) * double(dt);
+}
+
 double harmonicAngles(const std::vector<HarmonicAngle>& list, const Geometry& g, std::vector<RVec>& f)
 {
     double energy = 0;
     for (const auto& p : list)
     {
-        const auto a  = angleGeometry(g, p.i, p.j, p.k);
-        const real dt = a.theta - real(p.theta0);
-        energy += 0.5 * p.ktheta * double(dt) * double(dt);
-        applyAngleForce(a, dVdCosFromTheta(real(p.ktheta) * dt, a.theta), p.i, p.j, p.k, f);
+        energy += harmonicAngle(g, p.i, p.j, p.k, p.theta0, p.ktheta, f);
     }
     return energy;
 }
@@ -120,10 +126,7 @@ double ureyBradley(const std::vector<UreyBradley>& list, const Geometry& g, std:
     double energy = 0;
     for (const auto& p : list)
     {
-        const auto a  = angleGeometry(g, p.i, p.j, p.k);
-        const real dt = a.theta - real(p.theta0);
-        energy += 0.5 * p.ktheta * double(dt) * double(dt);
-        applyAngleForce(a, dVdCosFromTheta(real(p.ktheta) * dt, a.theta), p.i, p.j, p.k, f);
+        energy += harmonicAngle(g, p.i, p.j, p.k, p.theta0, p.ktheta, f);
         const RVec rik = g.dx(p.i, p.k);
         const real r   = norm(rik);
         const real dr  = r - real(p.r13);

@@ -11,6 +11,8 @@
  */
 #include <gtest/gtest.h>
 
+#include "../test_names.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -132,15 +134,7 @@ TEST_P(InputErrorTest, FailsWithLocatedMessage)
 
 std::string caseName(const ::testing::TestParamInfo<ErrorCase>& info)
 {
-    std::string n = info.param.name;
-    for (char& ch : n)
-    {
-        if (!std::isalnum(static_cast<unsigned char>(ch)))
-        {
-            ch = '_';
-        }
-    }
-    return n;
+    return putmd::test::sanitizedTestName(info.param.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(BadInputs, InputErrorTest, ::testing::ValuesIn(loadCases()), caseName);
@@ -160,6 +154,24 @@ TEST(CommandLine, UnknownOptionIsAnError)
     fs::remove_all(work);
 }
 
+TEST(CommandLine, ErrorLeavesAnEarlierOutputFileUntouched)
+{
+    const std::string data = PUTMD_TEST_DATA;
+    const fs::path    work = fs::temp_directory_path() / "putmd-errtest-keep";
+    fs::create_directories(work);
+    const fs::path json = work / "out.json";
+    std::ofstream(json) << "earlier results";
+    const RunResult r = runPutmd("energy -p " + quote(data + "/tiny/topol.top") + " -c " + quote(data + "/bad/gro/truncated.gro")
+                                         + " -f " + quote(data + "/tiny/grompp.mdp") + " -o " + quote(json),
+                                 work);
+    EXPECT_EQ(r.exitStatus, 1);
+    std::ifstream in(json);
+    std::string   content;
+    std::getline(in, content);
+    EXPECT_EQ(content, "earlier results");
+    fs::remove_all(work);
+}
+
 TEST(CommandLine, GoodTinyInputSucceeds)
 {
     const std::string data = PUTMD_TEST_DATA;
@@ -170,8 +182,19 @@ TEST(CommandLine, GoodTinyInputSucceeds)
                                          + " -f " + quote(data + "/tiny/grompp.mdp") + " -o " + quote(json),
                                  work);
     EXPECT_EQ(r.exitStatus, 0) << r.stderrText;
-    EXPECT_TRUE(fs::exists(json));
     EXPECT_NE(r.stdoutText.find("Potential"), std::string::npos);
+    // the JSON has the documented shape: natoms, named terms, one force per atom
+    std::ifstream      in(json);
+    std::ostringstream text;
+    text << in.rdbuf();
+    const std::string j = text.str();
+    EXPECT_NE(j.find("\"natoms\": 13"), std::string::npos) << j.substr(0, 200);
+    for (const char* term : { "\"Bond\"", "\"Angle\"", "\"Proper Dih.\"", "\"LJ-14\"", "\"Coulomb-14\"", "\"LJ (SR)\"",
+                              "\"Disper. corr.\"", "\"Coulomb (SR)\"", "\"Coul. recip.\"", "\"Potential\"", "\"forces\"",
+                              "\"pme_grid\"" })
+    {
+        EXPECT_NE(j.find(term), std::string::npos) << "no " << term << " in the JSON";
+    }
     fs::remove_all(work);
 }
 

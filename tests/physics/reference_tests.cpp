@@ -15,6 +15,8 @@
  */
 #include <gtest/gtest.h>
 
+#include "../test_names.h"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -212,15 +214,7 @@ TEST_P(ReferenceTest, ProcessedTopologyGivesIdenticalResult)
 
 std::string caseName(const ::testing::TestParamInfo<ReferenceCase>& info)
 {
-    std::string n = info.param.name;
-    for (char& ch : n)
-    {
-        if (!std::isalnum(static_cast<unsigned char>(ch)))
-        {
-            ch = '_';
-        }
-    }
-    return n;
+    return test::sanitizedTestName(info.param.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(Gromacs, ReferenceTest, ::testing::ValuesIn(findCases()), caseName);

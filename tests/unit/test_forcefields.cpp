@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "io/preprocessor.h"
+#include "../test_names.h"
 #include "test_helpers.h"
 #include "topology/build_topology.h"
 #include "topology/topology_parser.h"
@@ -92,17 +93,7 @@ std::vector<std::string> paramsOrPlaceholder()
 }
 
 INSTANTIATE_TEST_SUITE_P(Gromacs, ShippedForceField, ::testing::ValuesIn(paramsOrPlaceholder()),
-                         [](const auto& info) {
-                             std::string n = info.param;
-                             for (char& c : n)
-                             {
-                                 if (!std::isalnum(static_cast<unsigned char>(c)))
-                                 {
-                                     c = '_';
-                                 }
-                             }
-                             return n;
-                         });
+                         [](const auto& info) { return test::sanitizedTestName(info.param); });
 
 TEST(ShippedForceFields, AllFamiliesArePresent)
 {
