@@ -18,7 +18,23 @@ struct Geometry
 {
     const std::vector<RVec>& x;
     const Pbc&               pbc;
+    Matrix3*                 virial = nullptr; // -0.5 sum r (x) f, positions relative to one atom
+
     RVec dx(int i, int j) const { return pbc.dx(x[i], x[j]); }
+    /* Virial of force fa on an atom at r relative to the reference atom. */
+    void addVirial(const RVec& r, const RVec& fa) const
+    {
+        if (virial)
+        {
+            for (int a = 0; a < 3; a++)
+            {
+                for (int b = 0; b < 3; b++)
+                {
+                    (*virial)(a, b) -= 0.5 * double(r[a]) * double(fa[b]);
+                }
+            }
+        }
+    }
 };
 
 /* Harmonic in r (bonds 1) or in r^2 (G96 bonds 2). */
@@ -47,6 +63,7 @@ double bonds(const std::vector<HarmonicBond>& list, const Geometry& g, std::vect
         const RVec fi = d * fscal;
         f[b.i] += fi;
         f[b.j] -= fi;
+        g.addVirial(d, fi);
     }
     return energy;
 }
@@ -70,7 +87,7 @@ AngleGeometry angleGeometry(const Geometry& g, int i, int j, int k)
     return a;
 }
 
-void applyAngleForce(const AngleGeometry& a, real dVdCos, int i, int j, int k, std::vector<RVec>& f)
+void applyAngleForce(const Geometry& g, const AngleGeometry& a, real dVdCos, int i, int j, int k, std::vector<RVec>& f)
 {
     // d cos / d x_i = r_kj/(|rij||rkj|) - cos r_ij/|rij|^2, and symmetric for k
     const RVec dci = a.rkj * (1 / (a.nij * a.nkj)) - a.rij * (a.cosTheta / (a.nij * a.nij));
@@ -80,6 +97,8 @@ void applyAngleForce(const AngleGeometry& a, real dVdCos, int i, int j, int k, s
     f[i] += fi;
     f[k] += fk;
     f[j] -= fi + fk;
+    g.addVirial(a.rij, fi);
+    g.addVirial(a.rkj, fk);
 }
 
 /* dV/dcos from dV/dtheta, guarding the linear angle. */
@@ -94,7 +113,7 @@ double harmonicAngle(const Geometry& g, int i, int j, int k, double theta0, doub
 {
     const auto a  = angleGeometry(g, i, j, k);
     const real dt = a.theta - real(theta0);
-    applyAngleForce(a, dVdCosFromTheta(real(ktheta) * dt, a.theta), i, j, k, f);
+    applyAngleForce(g, a, dVdCosFromTheta(real(ktheta) * dt, a.theta), i, j, k, f);
     return 0.5 * ktheta * double(dt) * double(dt);
 }
 
@@ -116,7 +135,7 @@ double g96Angles(const std::vector<HarmonicAngle>& list, const Geometry& g, std:
         const auto a  = angleGeometry(g, p.i, p.j, p.k);
         const real dc = a.cosTheta - real(std::cos(p.theta0));
         energy += 0.5 * p.ktheta * double(dc) * double(dc);
-        applyAngleForce(a, real(p.ktheta) * dc, p.i, p.j, p.k, f);
+        applyAngleForce(g, a, real(p.ktheta) * dc, p.i, p.j, p.k, f);
     }
     return energy;
 }
@@ -134,6 +153,7 @@ double ureyBradley(const std::vector<UreyBradley>& list, const Geometry& g, std:
         const RVec fi = rik * (r > 0 ? -real(p.kub) * dr / r : real(0));
         f[p.i] += fi;
         f[p.k] -= fi;
+        g.addVirial(rik, fi);
     }
     return energy;
 }
@@ -158,7 +178,8 @@ DihedralGeometry dihedralGeometry(const Geometry& g, int i, int j, int k, int l)
     return d;
 }
 
-void applyDihedralForce(const DihedralGeometry& d, real dVdPhi, int i, int j, int k, int l, std::vector<RVec>& f)
+void applyDihedralForce(const Geometry& g, const DihedralGeometry& d, real dVdPhi, int i, int j, int k, int l,
+                        std::vector<RVec>& f)
 {
     const real iprm  = norm2(d.m);
     const real iprn  = norm2(d.n);
@@ -178,6 +199,10 @@ void applyDihedralForce(const DihedralGeometry& d, real dVdPhi, int i, int j, in
     f[j] -= fi - s;
     f[k] -= fl + s;
     f[l] += fl;
+    // positions relative to j: i at r_ij, k at r_kj, l at r_kj - r_kl
+    g.addVirial(d.rij, fi);
+    g.addVirial(d.rkj, -(fl + s));
+    g.addVirial(d.rkj - d.rkl, fl);
 }
 
 double periodicDihedrals(const std::vector<PeriodicDihedral>& list, const Geometry& g, std::vector<RVec>& f)
@@ -188,7 +213,7 @@ double periodicDihedrals(const std::vector<PeriodicDihedral>& list, const Geomet
         const auto d   = dihedralGeometry(g, p.i, p.j, p.k, p.l);
         const real arg = real(p.mult) * d.phi - real(p.phi0);
         energy += p.kphi * (1.0 + std::cos(double(arg)));
-        applyDihedralForce(d, -real(p.kphi) * real(p.mult) * std::sin(arg), p.i, p.j, p.k, p.l, f);
+        applyDihedralForce(g, d, -real(p.kphi) * real(p.mult) * std::sin(arg), p.i, p.j, p.k, p.l, f);
     }
     return energy;
 }
@@ -210,7 +235,7 @@ double harmonicImpropers(const std::vector<HarmonicImproper>& list, const Geomet
             dp += 2 * pi;
         }
         energy += 0.5 * p.kxi * double(dp) * double(dp);
-        applyDihedralForce(d, real(p.kxi) * dp, p.i, p.j, p.k, p.l, f);
+        applyDihedralForce(g, d, real(p.kxi) * dp, p.i, p.j, p.k, p.l, f);
     }
     return energy;
 }
@@ -234,7 +259,7 @@ double ryckaertBellemans(const std::vector<RyckaertBellemans>& list, const Geome
         }
         energy += v;
         // d cos(psi)/d phi = sin(phi)
-        applyDihedralForce(d, real(dVdCos) * std::sin(d.phi), p.i, p.j, p.k, p.l, f);
+        applyDihedralForce(g, d, real(dVdCos) * std::sin(d.phi), p.i, p.j, p.k, p.l, f);
     }
     return energy;
 }
@@ -256,6 +281,7 @@ void pairs14(const std::vector<Pair14>& list, const ListedSettings& s, const Geo
         const RVec fi    = d * fscal;
         f[p.i] += fi;
         f[p.j] -= fi;
+        g.addVirial(d, fi);
     }
 }
 
@@ -266,9 +292,10 @@ void computeListed(const ListedInteractions& l,
                    const std::vector<RVec>&  x,
                    const Pbc&                pbc,
                    std::vector<RVec>&        f,
-                   EnergyTerms&              e)
+                   EnergyTerms&              e,
+                   Matrix3*                  virial)
 {
-    const Geometry g{ x, pbc };
+    const Geometry g{ x, pbc, virial };
     if (!l.bonds.empty()) e.add(EnergyTerm::Bond, bonds<false>(l.bonds, g, f));
     if (!l.g96Bonds.empty()) e.add(EnergyTerm::G96Bond, bonds<true>(l.g96Bonds, g, f));
     if (!l.angles.empty()) e.add(EnergyTerm::Angle, harmonicAngles(l.angles, g, f));

@@ -31,6 +31,7 @@ void computeListed(const ListedInteractions& listed,
                    const std::vector<RVec>&  x,
                    const Pbc&                pbc,
                    std::vector<RVec>&        f,
-                   EnergyTerms&              energies);
+                   EnergyTerms&              energies,
+                   Matrix3*                  virial = nullptr); // -0.5 sum r (x) f added when not null
 
 } // namespace putmd

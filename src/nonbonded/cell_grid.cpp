@@ -27,13 +27,16 @@ CellGrid::CellGrid(const Box& box, const std::vector<Vec3<real>>& x, double rc) 
     const int          natoms   = static_cast<int>(x.size());
     std::vector<int>   cellOf(natoms);
     std::vector<DVec>  wrapped(natoms);
+    std::vector<std::array<int, 3>> wrapOf(natoms);
     for (int i = 0; i < natoms; i++)
     {
         DVec s = box.toFractional(DVec(x[i]));
         int  c[3];
         for (int d = 0; d < 3; d++)
         {
-            s[d] -= std::floor(s[d]);
+            const double fl = std::floor(s[d]);
+            wrapOf[i][d]    = static_cast<int>(fl);
+            s[d] -= fl;
             c[d] = std::min(n_[d] - 1, static_cast<int>(s[d] * n_[d]));
         }
         wrapped[i] = box.fromFractional(s);
@@ -50,12 +53,14 @@ CellGrid::CellGrid(const Box& box, const std::vector<Vec3<real>>& x, double rc) 
     }
     order_.resize(natoms);
     xs_.resize(natoms);
+    wrap_.resize(natoms);
     std::vector<int> fill(cellStart_.begin(), cellStart_.end() - 1);
     for (int i = 0; i < natoms; i++)
     {
         const int pos = fill[cellOf[i]]++;
         order_[pos]   = i;
         xs_[pos]      = Vec3<real>(wrapped[i]);
+        wrap_[pos]    = wrapOf[i];
     }
 }
 

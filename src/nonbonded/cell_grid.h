@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "core/box.h"
@@ -31,7 +32,16 @@ public:
     /* Calls fn(i, j, dx, r2) for every pair i < j (topology indices) of
      * atom images closer than rc; dx = x_i - x_j (the image of j). */
     template<typename Fn>
-    void forEachPair(Fn&& fn) const;
+    void forEachPair(Fn&& fn) const
+    {
+        forEachPairWithShift([&](int i, int j, const Vec3<real>& d, real r2, const std::array<int, 3>&) { fn(i, j, d, r2); });
+    }
+
+    /* As forEachPair, also giving the lattice shift K of the image:
+     * dx = x_i - x_j - (K0 a + K1 b + K2 c) for the positions as passed in
+     * (not wrapped), so a pair list stays valid while atoms move. */
+    template<typename Fn>
+    void forEachPairWithShift(Fn&& fn) const;
 
 private:
     int cellIndex(int cx, int cy, int cz) const { return (cz * n_[1] + cy) * n_[0] + cx; }
@@ -43,10 +53,11 @@ private:
     std::vector<int>        cellStart_; // numCells + 1
     std::vector<int>        order_;     // topology index of each sorted atom
     std::vector<Vec3<real>> xs_;        // wrapped positions, sorted by cell
+    std::vector<std::array<int, 3>> wrap_; // x_wrapped = x - wrap . box, sorted by cell
 };
 
 template<typename Fn>
-void CellGrid::forEachPair(Fn&& fn) const
+void CellGrid::forEachPairWithShift(Fn&& fn) const
 {
     const Matrix3& b = box_.vectors();
     const real     rc2 = real(rc2_);
@@ -85,7 +96,11 @@ void CellGrid::forEachPair(Fn&& fn) const
                                     const real       r2 = norm2(d);
                                     if (r2 < rc2)
                                     {
-                                        fn(i, j, d, r2);
+                                        const auto& wi = wrap_[a];
+                                        const auto& wj = wrap_[bb];
+                                        const std::array<int, 3> k = { sx + wi[0] - wj[0], sy + wi[1] - wj[1],
+                                                                       sz + wi[2] - wj[2] };
+                                        fn(i, j, d, r2, k);
                                     }
                                 }
                             }

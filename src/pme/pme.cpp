@@ -152,7 +152,7 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
     }
 }
 
-double Pme::solve(const Box& box)
+double Pme::solve(const Box& box, Matrix3* virial)
 {
     const auto     K     = params_.gridSize;
     const int      nzc   = fft_->complexNz();
@@ -187,12 +187,25 @@ double Pme::solve(const Box& box)
                 const double eterm = pref * std::exp(-fac * m2) / denom;
                 const double weight = (kz == 0 || (K[2] % 2 == 0 && kz == K[2] / 2)) ? 1.0 : 2.0;
                 const double re = v.real(), im = v.imag();
-                energy += weight * eterm * (re * re + im * im);
+                const double em = 0.5 * weight * eterm * (re * re + im * im); // this m's energy
+                energy += em;
                 v *= real(eterm);
+                if (virial)
+                {
+                    // -0.5 E_m (delta_ab - 2 (1 + pi^2 m^2 / beta^2) m_a m_b / m^2)
+                    const double vfac = 2 * (1 + fac * m2) / m2;
+                    for (int a = 0; a < 3; a++)
+                    {
+                        for (int b = 0; b < 3; b++)
+                        {
+                            (*virial)(a, b) -= 0.5 * em * ((a == b ? 1.0 : 0.0) - vfac * m[a] * m[b]);
+                        }
+                    }
+                }
             }
         }
     }
-    return 0.5 * energy;
+    return energy;
 }
 
 void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s, std::vector<Vec3<real>>& f)
@@ -244,12 +257,12 @@ void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s,
 }
 
 double Pme::compute(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& charges,
-                    std::vector<Vec3<real>>& f)
+                    std::vector<Vec3<real>>& f, Matrix3* virial)
 {
     Splines splines;
     spread(box, x, charges, splines);
     fft_->forward();
-    double energy = solve(box);
+    double energy = solve(box, virial);
     fft_->backward();
     gather(box, charges, splines, f);
     double qsum = 0;
@@ -257,8 +270,17 @@ double Pme::compute(const Box& box, const std::vector<Vec3<real>>& x, const std:
     {
         qsum += q;
     }
-    energy -= params_.epsfac * units::pi * qsum * qsum / (2 * box.volume() * params_.ewaldCoeff * params_.ewaldCoeff);
-    return energy;
+    const double netChargeTerm = -params_.epsfac * units::pi * qsum * qsum
+                                 / (2 * box.volume() * params_.ewaldCoeff * params_.ewaldCoeff);
+    if (virial)
+    {
+        // the term scales as 1/V: an isotropic -0.5 E_q on the diagonal
+        for (int d = 0; d < 3; d++)
+        {
+            (*virial)(d, d) -= 0.5 * netChargeTerm;
+        }
+    }
+    return energy + netChargeTerm;
 }
 
 } // namespace putmd

@@ -39,16 +39,17 @@ class Pme
 public:
     explicit Pme(const PmeParameters& params);
 
-    /* Adds reciprocal-space forces to f and returns the energy (kJ/mol). */
+    /* Adds reciprocal-space forces to f and returns the energy (kJ/mol);
+     * adds the reciprocal virial to *virial when it is not null. */
     double compute(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& charges,
-                   std::vector<Vec3<real>>& f);
+                   std::vector<Vec3<real>>& f, Matrix3* virial = nullptr);
 
     const PmeParameters& parameters() const { return params_; }
 
 private:
     struct Splines; // per-atom B-spline weights and derivatives
     void   spread(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& q, Splines& s);
-    double solve(const Box& box);
+    double solve(const Box& box, Matrix3* virial);
     void   gather(const Box& box, const std::vector<double>& q, const Splines& s, std::vector<Vec3<real>>& f);
 
     PmeParameters                     params_;

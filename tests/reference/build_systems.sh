@@ -4,7 +4,8 @@
 #
 # usage: tests/reference/build_systems.sh [NAME ...]
 #   NAME: peptide-charmm27-cubic | peptide-gromos-cubic | peptide-amber-triclinic
-#   (default: all three).  Output: tests/data/systems/NAME/.
+#         | peptide-oplsaa-cubic | peptide-gromos-charged
+#   (default: all five).  Output: tests/data/systems/NAME/.
 #   Scratch work goes to $WORK (default /tmp/refbuild/NAME).
 #
 # Per system: make_peptide.py (heavy-atom PDB, alpha helix) -> gmx pdb2gmx
@@ -12,6 +13,12 @@
 # (neutralise, NaCl for the CHARMM system) -> steepest descent -> 5000 steps
 # (10 ps) NVT at 300 K with h-bond constraints -> conf.gro (with velocities,
 # molecules whole) -> make_reference.sh.
+# Derived systems (DERIVED below) are not built from scratch: they are the
+# stored folder of their base system with all NA/CL ions removed (conf.gro,
+# start.gro, [ molecules ] of topol.top; posre.itp, md.mdp, ref/ref.mdp
+# copied), i.e. a non-neutral system for the PME net-charge term. Their
+# ref/maxwarn (1) tells make_reference.sh to accept grompp's warning about
+# Ewald with a net charge. Building the base in the same call builds it first.
 # The build uses mixed-precision `gmx` (the references use `gmx_d`); MD is not
 # bit-reproducible, so a rebuild gives different coordinates and references.
 set -euo pipefail
@@ -34,6 +41,11 @@ SYSTEMS="
 peptide-charmm27-cubic|ASKDF|charmm27|tip3p|cubic|-conc 0.15
 peptide-gromos-cubic|KVFSK|gromos54a7|spc|cubic|
 peptide-amber-triclinic|GSDNAE|amber99sb-ildn|tip3p|dodecahedron|
+peptide-oplsaa-cubic|ALKVS|oplsaa|tip3p|cubic|
+"
+# name | base system (its ions are removed)
+DERIVED="
+peptide-gromos-charged|peptide-gromos-cubic
 "
 
 common_mdp() {
@@ -67,6 +79,8 @@ build() {
     gmx pdb2gmx -f peptide.pdb -ff "$ff" -water "$water" -ignh $cmapopt \
         -o protein.gro -p topol.top -i posre.itp > pdb2gmx.log 2>&1
     grep -q '^\[ *cmap *\]' topol.top && { echo "cmap in topology" >&2; exit 1; }
+    # putmd has no virtual sites (e.g. TIP4P): refuse them
+    grep -qiE '^\[ *(virtual_sites|dummies)' topol.top && { echo "virtual sites in topology" >&2; exit 1; }
     gmx editconf -f protein.gro -o boxed.gro -c -d 1.0 -bt "$bt" > editconf.log 2>&1
     gmx solvate -cp boxed.gro -cs spc216.gro -p topol.top -o solvated.gro > solvate.log 2>&1
     { echo "integrator = steep"; echo "nsteps = 0"; common_mdp; } > ions.mdp
@@ -123,11 +137,61 @@ MDP
     "$HERE/make_reference.sh" "$out"
 }
 
+# derive NAME BASE: the stored folder BASE without its NA/CL ions (non-neutral)
+derive() {
+    local name=$1 base=$2
+    local src=$DEST/$base out=$DEST/$name
+    echo "=== $name: $base without its ions"
+    [ -f "$src/conf.gro" ] || { echo "$src/conf.gro missing: build $base first" >&2; exit 1; }
+    rm -rf "$out"; mkdir -p "$out/ref"
+    cp "$src/posre.itp" "$src/md.mdp" "$out/"
+    cp "$src/ref/ref.mdp" "$out/ref/"
+    python3 - "$src" "$out" <<'PY'
+import sys
+src, out = sys.argv[1:3]
+IONS = ("NA", "CL")
+for fn in ("conf.gro", "start.gro"):
+    lines = open(src + "/" + fn).read().splitlines(True)
+    n = int(lines[1])
+    atoms = [l for l in lines[2:2 + n] if l[5:10].strip() not in IONS]
+    with open(out + "/" + fn, "w") as f:
+        f.write(lines[0])
+        f.write("%5d\n" % len(atoms))
+        f.writelines(atoms)
+        f.writelines(lines[2 + n:])
+    print("%s: %d -> %d atoms" % (fn, n, len(atoms)))
+section, kept = None, []
+for l in open(src + "/topol.top"):
+    t = l.split(";")[0].strip()
+    if t.startswith("["):
+        section = t.strip("[] ").lower()
+    elif section == "molecules" and t and t.split()[0] in IONS:
+        print("topol.top: [ molecules ] line dropped: " + l.strip())
+        continue
+    kept.append(l)
+open(out + "/topol.top", "w").writelines(kept)
+PY
+    # grompp: "You are using Ewald electrostatics in a system with net charge"
+    echo 1 > "$out/ref/maxwarn"
+    "$HERE/make_reference.sh" "$out"
+}
+
 want=("$@")
+selected() {
+    [ ${#want[@]} -eq 0 ] && return 0
+    case " ${want[*]} " in *" $1 "*) return 0 ;; esac
+    return 1
+}
+for n in "$@"; do
+    printf '%s\n%s\n' "$SYSTEMS" "$DERIVED" | grep -q "^$n|" || { echo "unknown system: $n" >&2; exit 1; }
+done
 echo "$SYSTEMS" | while IFS='|' read -r name seq ff water bt ionopt; do
     [ -n "$name" ] || continue
-    if [ ${#want[@]} -gt 0 ]; then
-        case " ${want[*]} " in *" $name "*) ;; *) continue ;; esac
-    fi
+    selected "$name" || continue
     ( build "$name" "$seq" "$ff" "$water" "$bt" "$ionopt" ) || exit 1
+done
+echo "$DERIVED" | while IFS='|' read -r name base; do
+    [ -n "$name" ] || continue
+    selected "$name" || continue
+    ( derive "$name" "$base" ) || exit 1
 done

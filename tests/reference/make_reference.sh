@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Single-point GROMACS double-precision reference for one system folder.
 #
-# usage: tests/reference/make_reference.sh [-k] SYSTEM_DIR [SYSTEM_DIR ...]
+# usage: tests/reference/make_reference.sh [-k] [-m MAXWARN] SYSTEM_DIR [SYSTEM_DIR ...]
 #        tests/reference/make_reference.sh [-k] -o OUT_DIR [-m MAXWARN] SYSTEM_DIR
 #
 # SYSTEM_DIR must hold conf.gro and topol.top (plus any .itp it includes).
@@ -19,7 +19,10 @@
 # reference.json is compared with the stored one (max relative energy
 # difference, max force difference); if KEEP_REGEN=DIR is set, the
 # regenerated reference.json is saved as DIR/<folder name>.reference.json. -m adds MAXWARN accepted grompp warnings
-# (on top of the GROMOS one). pme_grid is null when coulombtype is not PME.
+# (on top of the GROMOS one). Without -o, a file SYSTEM_DIR/ref/maxwarn (one
+# number) adds that many more (peptide-gromos-charged: 1, grompp's warning
+# about Ewald with a net charge); the accepted warnings are then printed.
+# pme_grid is null when coulombtype is not PME.
 # Two single points are run (see tests/reference/README.md for why):
 #  reference.json, GROMACS's standard zero-step rerun:
 #            gmx_d grompp -f ref/ref.mdp -c conf.gro -p topol.top;
@@ -123,8 +126,13 @@ one_system() {
     echo "== $sys -> $out (scratch $tmp)"
     # GROMOS force fields always trigger one grompp warning (twin-range
     # parametrisation); accept exactly that one.
-    local mw=$EXTRA_MAXWARN
+    local mw=$EXTRA_MAXWARN sysmw=0
     grep -qi '^#include *"gromos' "$sys/topol.top" && mw=$((mw + 1))
+    # a system that needs more (e.g. net charge with PME) says so in ref/maxwarn
+    if [ -z "${2:-}" ] && [ -f "$sys/ref/maxwarn" ]; then
+        sysmw=$(head -n1 "$sys/ref/maxwarn" | tr -d '[:space:]')
+        mw=$((mw + sysmw))
+    fi
     (
         cd "$sys"
         gmx_d grompp -maxwarn $mw -f "$mdp" -c conf.gro -p topol.top -o "$tmp/ref.tpr" \
@@ -134,6 +142,7 @@ one_system() {
     cd "$tmp"
     # grompp warnings/notes, for the record (variants: they may matter)
     [ -n "${2:-}" ] && grep -A6 -E '^(WARNING|NOTE)' grompp.log | grep -v '^--$' || true
+    [ "$sysmw" -gt 0 ] && grep -A6 -E '^WARNING' grompp.log | grep -v '^--$' || true
     [ -n "${2:-}" ] || [ -n "$KEEP" ] || cp processed.top "$sys/processed.top"
     gmx_d mdrun -nt "$NT" -reprod -s ref.tpr -rerun "$sys/conf.gro" -deffnm ref > mdrun.log 2>&1 \
         || { tail -40 mdrun.log >&2; exit 1; }
@@ -345,7 +354,7 @@ PY
 }
 
 usage() {
-    echo "usage: $0 [-k] SYSTEM_DIR [SYSTEM_DIR ...]" >&2
+    echo "usage: $0 [-k] [-m MAXWARN] SYSTEM_DIR [SYSTEM_DIR ...]" >&2
     echo "       $0 [-k] -o OUT_DIR [-m MAXWARN] SYSTEM_DIR" >&2
     exit 1
 }

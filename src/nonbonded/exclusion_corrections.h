@@ -1,0 +1,27 @@
+/* nonbonded/exclusion_corrections.h — what GROMACS's Verlet kernels add
+ * for excluded pairs and for each charge itself.
+ *
+ * Reciprocal-space Ewald includes every pair, so each excluded pair inside
+ * the Coulomb cut-off gets -qq erf(beta r)/r (with its r -> 0 limit
+ * -qq 2 beta/sqrt(pi)); with reaction-field or plain cut-off it gets
+ * qq (k_rf r^2 - c_rf). Each charge adds its self term, -q^2 beta/sqrt(pi)
+ * (Ewald) or -q^2 c_rf / 2. All of it is Coulomb (SR), as in GROMACS.
+ */
+#pragma once
+
+#include <vector>
+
+#include "core/box.h"
+#include "core/real.h"
+#include "core/vec.h"
+#include "nonbonded/interaction_const.h"
+#include "topology/topology.h"
+
+namespace putmd
+{
+
+/* Returns the energy; adds forces and (if virial is not null) the virial. */
+double exclusionCorrections(const Topology& top, const InteractionConst& ic, const Pbc& pbc,
+                            const std::vector<Vec3<real>>& x, std::vector<Vec3<real>>& f, Matrix3* virial);
+
+} // namespace putmd

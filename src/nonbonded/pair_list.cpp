@@ -1,0 +1,92 @@
+#include "nonbonded/pair_list.h"
+
+#include <algorithm>
+
+#include "nonbonded/cell_grid.h"
+#include "nonbonded/exclusion_corrections.h"
+#include "nonbonded/pair_kernel.h"
+
+namespace putmd
+{
+
+void PairList::build(const Topology& top, const Box& box, const std::vector<Vec3<real>>& x, double rlist)
+{
+    rlist_ = rlist;
+    const int n = static_cast<int>(x.size());
+    // collect per i, then compact into CSR
+    std::vector<std::vector<std::pair<int, std::array<int8_t, 3>>>> perAtom(n);
+    CellGrid(box, x, rlist).forEachPairWithShift(
+            [&](int i, int j, const Vec3<real>&, real, const std::array<int, 3>& k) {
+                const int b = top.exclusionStart[i], e = top.exclusionStart[i + 1];
+                if (std::binary_search(top.exclusions.begin() + b, top.exclusions.begin() + e, j))
+                {
+                    return;
+                }
+                perAtom[i].push_back({ j, { int8_t(k[0]), int8_t(k[1]), int8_t(k[2]) } });
+            });
+    start_.assign(n + 1, 0);
+    for (int i = 0; i < n; i++)
+    {
+        start_[i + 1] = start_[i] + static_cast<int>(perAtom[i].size());
+    }
+    j_.resize(start_[n]);
+    shift_.resize(start_[n]);
+    for (int i = 0; i < n; i++)
+    {
+        auto& list = perAtom[i];
+        std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (size_t p = 0; p < list.size(); p++)
+        {
+            j_[start_[i] + p]     = list[p].first;
+            shift_[start_[i] + p] = list[p].second;
+        }
+    }
+}
+
+void PairList::compute(const Topology& top, const InteractionConst& ic, const Box& box, const std::vector<Vec3<real>>& x,
+                       std::vector<Vec3<real>>& f, EnergyTerms& energies, Matrix3* virial) const
+{
+    using RVec     = Vec3<real>;
+    const auto& bv = box.vectors();
+    PairKernel  kernel(top, ic, f);
+    kernel.computeVirial = virial != nullptr;
+    const real  rmax2    = real(ic.rmax * ic.rmax);
+    const int   n        = static_cast<int>(x.size());
+    for (int i = 0; i < n; i++)
+    {
+        const RVec xi = x[i];
+        for (int p = start_[i]; p < start_[i + 1]; p++)
+        {
+            const int   j = j_[p];
+            const auto& k = shift_[p];
+            RVec        d = xi - x[j];
+            if (k[0] | k[1] | k[2])
+            {
+                for (int c = 0; c < 3; c++)
+                {
+                    d[c] -= real(k[0] * bv(0, c) + k[1] * bv(1, c) + k[2] * bv(2, c));
+                }
+            }
+            const real r2 = norm2(d);
+            if (r2 < rmax2)
+            {
+                kernel(i, j, d, r2);
+            }
+        }
+    }
+    const double vexcl = exclusionCorrections(top, ic, Pbc(box), x, f, virial);
+    energies.add(EnergyTerm::LJSR, kernel.vlj);
+    energies.add(EnergyTerm::CoulombSR, kernel.vcoul + vexcl);
+    if (virial)
+    {
+        for (int a = 0; a < 3; a++)
+        {
+            for (int b = 0; b < 3; b++)
+            {
+                (*virial)(a, b) += kernel.virial(a, b);
+            }
+        }
+    }
+}
+
+} // namespace putmd

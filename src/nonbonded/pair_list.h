@@ -1,0 +1,46 @@
+/* nonbonded/pair_list.h — a buffered Verlet pair list for dynamics.
+ *
+ * Built at search steps from the cell grid with radius rlist (the longest
+ * cut-off plus a buffer), it holds every non-excluded pair whose images are
+ * within rlist, each with the lattice shift of its image, so the list stays
+ * valid while atoms move until the next search: between searches the
+ * kernel recomputes every distance and applies the cut-offs. Stored as one
+ * j-list per i (CSR); shifts are small integers per box vector.
+ */
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "core/box.h"
+#include "core/energy_terms.h"
+#include "core/real.h"
+#include "core/vec.h"
+#include "nonbonded/interaction_const.h"
+#include "topology/topology.h"
+
+namespace putmd
+{
+
+class PairList
+{
+public:
+    void build(const Topology& top, const Box& box, const std::vector<Vec3<real>>& x, double rlist);
+
+    size_t numPairs() const { return j_.size(); }
+    double rlist() const { return rlist_; }
+
+    /* Short-range energies into LJ (SR) / Coulomb (SR) (exclusion
+     * corrections included), forces into f, virial added if not null. */
+    void compute(const Topology& top, const InteractionConst& ic, const Box& box, const std::vector<Vec3<real>>& x,
+                 std::vector<Vec3<real>>& f, EnergyTerms& energies, Matrix3* virial) const;
+
+private:
+    double                           rlist_ = 0;
+    std::vector<int>                 start_; // per i, numAtoms + 1
+    std::vector<int>                 j_;
+    std::vector<std::array<int8_t, 3>> shift_;
+};
+
+} // namespace putmd
