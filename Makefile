@@ -7,7 +7,8 @@ BUILD    ?= build
 JOBS     ?= 2
 EXAMPLE  ?= examples/water-spce-3k
 DEB_DEPS := build-essential cmake pkg-config libfftw3-dev libopenmpi-dev openmpi-bin \
-            nlohmann-json3-dev libfmt-dev libgtest-dev gromacs-data
+            nlohmann-json3-dev libfmt-dev libgtest-dev gromacs-data \
+            gromacs python3-mdanalysis python3-mdtraj
 
 .PHONY: all deps configure build test run clean
 

@@ -9,5 +9,6 @@ namespace putmd
 {
 
 int runEnergyCommand(const std::vector<std::string>& args);
+int runRunCommand(const std::vector<std::string>& args, const std::string& commandLine);
 
 } // namespace putmd

@@ -18,6 +18,7 @@ void printHelp()
     std::cout << "putmd " << PUTMD_VERSION << " (" << putmd::precisionName() << " precision)\n"
               << "usage: putmd COMMAND [options]\n"
               << "commands:\n"
+              << "  run       molecular dynamics or energy minimisation (as gmx mdrun)\n"
               << "  energy    single-point energies and forces (as gmx mdrun -rerun on one frame)\n"
               << "  version   print the version\n"
               << "'putmd COMMAND -h' lists a command's options; see docs/ for the user guide.\n";
@@ -41,12 +42,21 @@ int main(int argc, char** argv)
         {
             return putmd::runEnergyCommand(args);
         }
+        if (command == "run")
+        {
+            std::string line = "putmd";
+            for (int i = 1; i < argc; i++)
+            {
+                line += std::string(" ") + argv[i];
+            }
+            return putmd::runRunCommand(args, line);
+        }
         if (command == "version" || command == "--version")
         {
             std::cout << "putmd " << PUTMD_VERSION << " (" << putmd::precisionName() << " precision)\n";
             return 0;
         }
-        std::cerr << "putmd: unknown command '" << command << "'; valid commands: energy, version\n";
+        std::cerr << "putmd: unknown command '" << command << "'; valid commands: run, energy, version\n";
         return 1;
     }
     catch (const putmd::InputError& e)

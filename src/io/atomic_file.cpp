@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -57,6 +58,31 @@ void writeFileAtomically(const std::string& path, const std::string& contents)
         std::remove(tmp.c_str());
         throw InputError(SourceLocation{ path, 0 }, std::string("cannot move output into place: ") + std::strerror(err));
     }
+}
+
+std::string backupExistingFile(const std::string& path)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::exists(path, ec))
+    {
+        return "";
+    }
+    const fs::path p(path);
+    for (int n = 1; n < 100000; n++)
+    {
+        const fs::path backup = p.parent_path() / ("#" + p.filename().string() + "." + std::to_string(n) + "#");
+        if (!fs::exists(backup, ec))
+        {
+            fs::rename(p, backup, ec);
+            if (ec)
+            {
+                throw InputError(SourceLocation{ path, 0 }, "cannot back up the existing file to " + backup.string() + ": " + ec.message());
+            }
+            return backup.string();
+        }
+    }
+    throw InputError(SourceLocation{ path, 0 }, "too many backups (#" + p.filename().string() + ".N#) beside it; remove some");
 }
 
 } // namespace putmd

@@ -13,4 +13,9 @@ namespace putmd
 /* Throws InputError naming the path and the system's reason on failure. */
 void writeFileAtomically(const std::string& path, const std::string& contents);
 
+/* For files written progressively (trajectories, energies, logs): if path
+ * exists, rename it to #name.N# beside it (GROMACS's convention, first free
+ * N) and return the new name; "" when there was nothing to keep. */
+std::string backupExistingFile(const std::string& path);
+
 } // namespace putmd

@@ -125,17 +125,21 @@ double DispersionCorrection::energy(int numAtoms, double volume) const
     return avcsix * numCorr * (density * enerdiffsix - enershiftsix);
 }
 
-double DispersionCorrection::pressure(int numAtoms, double volume) const
+double DispersionCorrection::virialDiagonal(int numAtoms, double volume) const
 {
     if (!withPressure)
     {
         return 0;
     }
+    const double numCorr = 0.5 * numAtoms;
+    const double density = numAtoms / volume;
+    return numCorr * density * avcsix * virdiffsix / 3;
+}
+
+double DispersionCorrection::pressure(int numAtoms, double volume) const
+{
     constexpr double presfac = 16.605390665999998; // kJ/(mol nm^3) -> bar
-    const double     numCorr = 0.5 * numAtoms;
-    const double     density = numAtoms / volume;
-    const double     virial  = numCorr * density * avcsix * virdiffsix / 3;
-    return -2 / volume * virial * presfac;
+    return -2 / volume * virialDiagonal(numAtoms, volume) * presfac;
 }
 
 } // namespace putmd

@@ -33,6 +33,8 @@ struct DispersionCorrection
     double energy(int numAtoms, double volume) const;
     /* Pressure correction in bar (0 unless EnerPres). */
     double pressure(int numAtoms, double volume) const;
+    /* Its virial, added to each diagonal element (0 unless EnerPres). */
+    double virialDiagonal(int numAtoms, double volume) const;
     bool   withPressure = false;
 };
 

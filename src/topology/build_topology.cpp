@@ -460,10 +460,18 @@ Topology buildTopology(const TopologyFile& file, ConstraintsMode constraintsMode
     top.numAtoms = static_cast<int>(total);
     top.exclusionStart.reserve(total + 1);
     top.exclusionStart.push_back(0);
-    int offset = 0;
+    int offset   = 0;
+    int molecule = 0;
     for (const auto& block : file.molecules)
     {
         const MoleculeType&     mol = *file.moleculeType(block.name);
+        auto nameIt = std::find(top.moleculeTypeNames.begin(), top.moleculeTypeNames.end(), block.name);
+        if (nameIt == top.moleculeTypeNames.end())
+        {
+            top.moleculeTypeNames.push_back(block.name);
+            nameIt = top.moleculeTypeNames.end() - 1;
+        }
+        const int molTypeIndex = static_cast<int>(nameIt - top.moleculeTypeNames.begin());
         const ResolvedMolecule& r   = resolved.at(block.name);
         // excluded pairs' C6 for the dispersion correction, once per type
         double c6Sum = 0, count = 0;
@@ -492,6 +500,8 @@ Topology buildTopology(const TopologyFile& file, ConstraintsMode constraintsMode
                 top.residueName.push_back(at.residueName);
                 top.residueNumber.push_back(at.residueNumber);
                 top.typeName.push_back(at.type);
+                top.moleculeType.push_back(molTypeIndex);
+                top.moleculeIndex.push_back(molecule);
                 for (int b : r.exclusions[a])
                 {
                     top.exclusions.push_back(b + offset);
@@ -513,6 +523,7 @@ Topology buildTopology(const TopologyFile& file, ConstraintsMode constraintsMode
                 top.settles.push_back(s);
             }
             offset += static_cast<int>(mol.atoms.size());
+            molecule++;
         }
     }
     return top;

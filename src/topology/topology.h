@@ -51,6 +51,9 @@ struct Topology
     std::vector<std::string> residueName;
     std::vector<int>         residueNumber;
     std::vector<std::string> typeName; // nonbonded atom type
+    std::vector<int>         moleculeType;      // index into moleculeTypeNames
+    std::vector<int>         moleculeIndex;     // 0-based molecule number
+    std::vector<std::string> moleculeTypeNames;
 
     int                 numLjTypes = 0;
     std::vector<double> c6, c12; // numLjTypes x numLjTypes

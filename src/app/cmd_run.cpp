@@ -1,0 +1,98 @@
+/* app/cmd_run.cpp — `putmd run`: molecular dynamics or minimisation from
+ * GROMACS inputs, with GROMACS's output names under -deffnm. */
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "app/command_line.h"
+#include "app/commands.h"
+#include "io/text.h"
+#include "run/md_runner.h"
+#include "run/minimize.h"
+#include "run/system_inputs.h"
+
+namespace putmd
+{
+
+namespace
+{
+
+const std::vector<OptionSpec>& runOptions()
+{
+    static const std::vector<OptionSpec> specs = {
+        { "p", "TOP", "topology (.top)", "topol.top" },
+        { "c", "GRO", "starting coordinates (.gro), velocities used when present", "conf.gro" },
+        { "f", "MDP", "run parameters (.mdp)", "grompp.mdp" },
+        { "deffnm", "NAME", "output prefix: NAME.log, NAME.csv, NAME.xtc, NAME.trr, NAME.gro", "md" },
+        { "nsteps", "N", "number of steps, overriding the mdp's nsteps", "" },
+        { "I", "DIR", "extra directory to search for #include files", "", false, true },
+        { "h", "", "print this help", "" },
+    };
+    return specs;
+}
+
+std::vector<std::string> gmxlibDirs()
+{
+    std::vector<std::string> out;
+    if (const char* s = std::getenv("GMXLIB"))
+    {
+        std::stringstream ss(s);
+        std::string       item;
+        while (std::getline(ss, item, ':'))
+        {
+            if (!item.empty())
+            {
+                out.push_back(item);
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+int runRunCommand(const std::vector<std::string>& args, const std::string& commandLine)
+{
+    const auto& specs = runOptions();
+    const auto  opt   = parseOptions("run", specs, args);
+    if (opt.has("h"))
+    {
+        std::cout << usage("run", "molecular dynamics (integrator md) or energy minimisation (steep)", specs);
+        return 0;
+    }
+    InputPaths paths;
+    paths.topology    = opt.get("p");
+    paths.coordinates = opt.get("c");
+    paths.mdp         = opt.get("f");
+    paths.includeDirs = opt.all("I");
+    paths.gmxlibDirs  = gmxlibDirs();
+    RunOptions run;
+    run.deffnm      = opt.get("deffnm");
+    run.commandLine = commandLine;
+    if (opt.has("nsteps"))
+    {
+        const auto n = tryParseInt(opt.get("nsteps"));
+        if (!n || *n < 0)
+        {
+            throw InputError("putmd run: -nsteps needs a non-negative integer, found '" + opt.get("nsteps") + "'");
+        }
+        run.nstepsOverride = *n;
+    }
+    SystemInputs in = loadSystem(paths);
+    for (const auto& w : in.warnings)
+    {
+        std::cerr << "warning: " << w << "\n";
+    }
+    if (in.mdp.integrator == Integrator::Steep)
+    {
+        minimize(in, run);
+    }
+    else
+    {
+        runMd(in, run);
+    }
+    std::cout << "wrote " << run.deffnm << ".log and the other outputs\n";
+    return 0;
+}
+
+} // namespace putmd

@@ -1,0 +1,65 @@
+/* run/force_calculator.h — the forces of one MD step.
+ *
+ * Owns what persists between steps: the interaction constants, the
+ * buffered pair list (rebuilt at search steps), the PME object (grid and
+ * FFT plans made once) and the dispersion correction. compute() fills
+ * forces, every energy term and, when asked, the virial
+ * Xi = -0.5 sum r (x) f of all interactions (pairs, exclusion corrections,
+ * listed terms, PME reciprocal and net-charge term, dispersion correction).
+ * The constraint virial is added by the integrator.
+ */
+#pragma once
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "core/box.h"
+#include "core/energy_terms.h"
+#include "core/real.h"
+#include "core/vec.h"
+#include "io/mdp.h"
+#include "nonbonded/dispersion_correction.h"
+#include "nonbonded/interaction_const.h"
+#include "nonbonded/pair_list.h"
+#include "topology/topology.h"
+
+namespace putmd
+{
+
+class Pme;
+
+struct ForceOutput
+{
+    std::vector<Vec3<real>> f;
+    EnergyTerms             energies;
+    Matrix3                 virial; // valid when computed with needVirial
+};
+
+class ForceCalculator
+{
+public:
+    ForceCalculator(const Topology& top, const MdpOptions& mdp, const Box& box, double rlist);
+    ~ForceCalculator();
+
+    void compute(const std::vector<Vec3<real>>& x, const Box& box, bool search, bool needVirial, ForceOutput& out);
+
+    const InteractionConst& interactionConst() const { return ic_; }
+    std::array<int, 3>      pmeGrid() const { return pmeGrid_; }
+    double                  rlist() const { return rlist_; }
+    size_t                  numPairs() const { return pairList_.numPairs(); }
+    /* The dispersion-correction pressure (bar; 0 unless DispCorr = EnerPres). */
+    double dispersionPressure(double volume) const { return dispCorr_.pressure(top_.numAtoms, volume); }
+
+private:
+    const Topology&      top_;
+    DispCorr             dispCorrMode_;
+    InteractionConst     ic_;
+    DispersionCorrection dispCorr_;
+    PairList             pairList_;
+    std::unique_ptr<Pme> pme_;
+    std::array<int, 3>   pmeGrid_{};
+    double               rlist_;
+};
+
+} // namespace putmd

@@ -1,0 +1,457 @@
+#include "run/md_runner.h"
+
+#include <cmath>
+#include <ctime>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "core/units.h"
+#include "run/force_calculator.h"
+#include "run/md_output.h"
+#include "run/md_setup.h"
+#include "update/constraints.h"
+#include "update/coupling.h"
+#include "update/kinetic.h"
+
+namespace putmd
+{
+
+namespace
+{
+
+using RVec               = Vec3<real>;
+constexpr double presfac = 16.605390665999998;  // kJ/(mol nm^3) -> bar
+constexpr double amuPerNm3ToKgPerM3 = 1.66053906660; // density conversion
+
+bool every(long step, int interval)
+{
+    return interval > 0 && step % interval == 0;
+}
+
+/* x' = x mu for every atom (rows times the scaling matrix). */
+void scaleCoordinates(std::vector<RVec>& x, const Matrix3& mu)
+{
+    for (auto& xi : x)
+    {
+        const RVec o = xi;
+        for (int c = 0; c < 3; c++)
+        {
+            xi[c] = real(o.x * mu(0, c) + o.y * mu(1, c) + o.z * mu(2, c));
+        }
+    }
+}
+
+/* Puts every atom in the unit cell (search steps, as GROMACS does). */
+void putAtomsInBox(std::vector<RVec>& x, const Box& box)
+{
+    for (auto& xi : x)
+    {
+        DVec s = box.toFractional(DVec(xi));
+        for (int d = 0; d < 3; d++)
+        {
+            s[d] -= std::floor(s[d]);
+        }
+        xi = RVec(box.fromFractional(s));
+    }
+}
+
+class MdRun
+{
+public:
+    MdRun(SystemInputs& in, const RunOptions& options);
+    void         run();
+    MdFinalState finalState() const { return { x_, v_, box_ }; }
+
+private:
+    void   openOutputs();
+    void   writeHeader();
+    void   writeTrajectory(long step, const ForceOutput& forces);
+    double couplingLambdas(long step, std::vector<double>& lambda);
+    void   leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput& forces);
+    void   pressureCoupling(long step, const Matrix3& pressure, double temperature);
+    Matrix3 groupKinetic(std::vector<double>* perGroup) const;
+    Matrix3 scaledKinetic(const Matrix3& unscaled, const std::vector<double>& lambda) const;
+    StepEnergies energies(const ForceOutput& forces, const Matrix3& kinetic, const Matrix3& virial) const;
+
+    SystemInputs&     in_;
+    const MdpOptions& mdp_;
+    const Topology&   top_;
+    RunOptions        options_;
+    long              nsteps_;
+    MdSettings        settings_;
+    std::vector<double> mass_;
+    std::vector<real>   invMass_;
+    std::unique_ptr<Constraints>     constraints_;
+    std::unique_ptr<ForceCalculator> forces_;
+    std::vector<RVec> x_, v_, xprime_;
+    Box               box_;
+    double            thermostatIntegral_ = 0, barostatIntegral_ = 0;
+    double            totalMass_ = 0;
+    Matrix3           constraintVirial_;
+    std::unique_ptr<MdLog>      log_;
+    std::unique_ptr<EnergyFile> energyFile_;
+    std::unique_ptr<XtcWriter>  xtc_;
+    std::unique_ptr<TrrWriter>  trr_;
+};
+
+MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
+    in_(in), mdp_(in.mdp), top_(in.topology), options_(options),
+    nsteps_(options.nstepsOverride > -2 ? options.nstepsOverride : in.mdp.nsteps)
+{
+    mass_ = top_.mass;
+    invMass_.resize(mass_.size());
+    for (size_t i = 0; i < mass_.size(); i++)
+    {
+        invMass_[i] = real(1 / mass_[i]);
+        totalMass_ += mass_[i];
+    }
+    ConstraintSettings cs{ mdp_.constraintAlgorithm, mdp_.lincsOrder, mdp_.lincsIter, mdp_.shakeTol };
+    constraints_ = std::make_unique<Constraints>(top_, cs, invMass_);
+    settings_    = prepareMd(top_, mdp_, constraints_->numConstraints(), static_cast<int>(top_.settles.size()));
+    box_         = in.coordinates.box;
+    for (const auto& p : in.coordinates.x)
+    {
+        x_.push_back(RVec(p));
+    }
+    if (mdp_.genVel && !mdp_.continuation)
+    {
+        v_ = generateVelocities(mass_, mdp_.genTemp, resolveSeed(mdp_.genSeed), settings_.totalDof);
+    }
+    else if (!in.coordinates.v.empty())
+    {
+        for (const auto& p : in.coordinates.v)
+        {
+            v_.push_back(RVec(p));
+        }
+    }
+    else
+    {
+        v_.assign(x_.size(), RVec());
+    }
+    if (!mdp_.continuation && !constraints_->empty())
+    {
+        // start on the constraint surface, velocities tangent to it
+        std::vector<RVec> xc = x_;
+        constraints_->apply(x_, xc, nullptr, mdp_.dt, box_, nullptr);
+        x_ = xc;
+        constraints_->projectVelocities(x_, v_, box_);
+    }
+    if (mdp_.genVel && !mdp_.continuation)
+    {
+        // after the projection onto the constraints, exactly gen-temp over the
+        // remaining degrees of freedom
+        const double t = temperatureOf(trace(kineticEnergyTensor(v_, mass_)), settings_.totalDof);
+        if (t > 0)
+        {
+            const real scale = real(std::sqrt(mdp_.genTemp / t));
+            for (auto& vi : v_)
+            {
+                vi *= scale;
+            }
+        }
+    }
+    forces_ = std::make_unique<ForceCalculator>(top_, mdp_, box_, settings_.rlist);
+    openOutputs();
+}
+
+void MdRun::openOutputs()
+{
+    const std::string& n = options_.deffnm;
+    log_                 = std::make_unique<MdLog>(n + ".log");
+    if (mdp_.nstxoutCompressed > 0)
+    {
+        xtc_ = std::make_unique<XtcWriter>(n + ".xtc", top_.numAtoms, mdp_.compressedXPrecision);
+    }
+    if (mdp_.nstxout > 0 || mdp_.nstvout > 0 || mdp_.nstfout > 0)
+    {
+        trr_ = std::make_unique<TrrWriter>(n + ".trr", top_.numAtoms);
+    }
+}
+
+void MdRun::writeHeader()
+{
+    std::time_t now = std::time(nullptr);
+    char        date[64];
+    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
+    log_->line(fmt::format("putmd {} ({} precision), started {}", PUTMD_VERSION, precisionName(), date));
+    log_->line("command: " + options_.commandLine);
+    log_->line(fmt::format("system: {} ({} atoms), integrator {}, dt {} ps, nsteps {}", top_.systemName, top_.numAtoms,
+                           enumName(mdp_.integrator), mdp_.dt, nsteps_));
+    log_->line(fmt::format("cut-offs: rcoulomb {} nm ({}), rvdw {} nm ({}), DispCorr {}", mdp_.rcoulomb,
+                           enumName(mdp_.coulombType), mdp_.rvdw, enumName(mdp_.vdwModifier), enumName(mdp_.dispCorr)));
+    const auto g = forces_->pmeGrid();
+    if (g[0] > 0)
+    {
+        log_->line(fmt::format("PME: grid {} x {} x {}, order {}, Ewald coefficient {:.6f} nm^-1", g[0], g[1], g[2],
+                               mdp_.pmeOrder, forces_->interactionConst().ewaldCoeff));
+    }
+    for (const auto& note : settings_.notes)
+    {
+        log_->line("chosen: " + note);
+    }
+    log_->line(fmt::format("degrees of freedom: {:.0f} ({} constraints, centre-of-mass mode {})", settings_.totalDof,
+                           constraints_->numConstraints(), mdp_.commMode == CommMode::Linear ? "Linear" : "None"));
+    if (mdp_.tcoupl != TCoupl::No)
+    {
+        log_->line(fmt::format("temperature coupling every {} steps, ld-seed {}", settings_.nsttcouple, settings_.ldSeed));
+    }
+    if (mdp_.pcoupl != PCoupl::No)
+    {
+        log_->line(fmt::format("pressure coupling every {} steps", settings_.nstpcouple));
+    }
+    for (const auto& w : in_.warnings)
+    {
+        log_->line("warning: " + w);
+    }
+    log_->line("");
+}
+
+void MdRun::writeTrajectory(long step, const ForceOutput& forces)
+{
+    const double t = mdp_.tinit + step * mdp_.dt;
+    if (xtc_ && every(step, mdp_.nstxoutCompressed))
+    {
+        xtc_->write(step, t, box_, x_);
+    }
+    const bool wx = every(step, mdp_.nstxout), wv = every(step, mdp_.nstvout), wf = every(step, mdp_.nstfout);
+    if (trr_ && (wx || wv || wf))
+    {
+        trr_->write(step, t, 0, box_, wx ? &x_ : nullptr, wv ? &v_ : nullptr, wf ? &forces.f : nullptr);
+    }
+}
+
+Matrix3 MdRun::groupKinetic(std::vector<double>* perGroup) const
+{
+    if (perGroup)
+    {
+        perGroup->assign(settings_.groups.size(), 0);
+        for (size_t i = 0; i < v_.size(); i++)
+        {
+            (*perGroup)[settings_.groups.groupOfAtom[i]] += 0.5 * mass_[i] * double(norm2(v_[i]));
+        }
+    }
+    return kineticEnergyTensor(v_, mass_);
+}
+
+/* The kinetic energy after the thermostat scaled each group's velocities. */
+Matrix3 MdRun::scaledKinetic(const Matrix3& unscaled, const std::vector<double>& lambda) const
+{
+    bool allOne = true;
+    for (double l : lambda)
+    {
+        allOne = allOne && l == 1.0;
+    }
+    if (allOne)
+    {
+        return unscaled;
+    }
+    Matrix3 k;
+    for (size_t i = 0; i < v_.size(); i++)
+    {
+        const double l2 = lambda[settings_.groups.groupOfAtom[i]] * lambda[settings_.groups.groupOfAtom[i]];
+        for (int a = 0; a < 3; a++)
+        {
+            for (int b = 0; b < 3; b++)
+            {
+                k(a, b) += 0.5 * l2 * mass_[i] * double(v_[i][a]) * double(v_[i][b]);
+            }
+        }
+    }
+    return k;
+}
+
+/* Velocity scaling per group for this step (1 when not coupling now). */
+double MdRun::couplingLambdas(long step, std::vector<double>& lambda)
+{
+    lambda.assign(settings_.groups.size(), 1.0);
+    if (mdp_.tcoupl == TCoupl::No || !every(step, settings_.nsttcouple))
+    {
+        return 0;
+    }
+    std::vector<double> kinetic;
+    groupKinetic(&kinetic);
+    double removed = 0;
+    for (int g = 0; g < settings_.groups.size(); g++)
+    {
+        const double tau = settings_.groups.tauT[g];
+        const double dtc = settings_.nsttcouple * mdp_.dt;
+        ThermostatStep ts;
+        if (mdp_.tcoupl == TCoupl::VRescale)
+        {
+            ts = vRescale(kinetic[g], settings_.groups.dof[g], settings_.groups.refT[g], tau, dtc, settings_.ldSeed, step, g);
+        }
+        else
+        {
+            ts = berendsenThermostat(kinetic[g], settings_.groups.dof[g], settings_.groups.refT[g], tau, dtc);
+        }
+        lambda[g] = ts.lambda;
+        removed += ts.energyRemoved;
+    }
+    return removed;
+}
+
+void MdRun::leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput& forces)
+{
+    const real dt = real(mdp_.dt);
+    xprime_.resize(x_.size());
+    for (size_t i = 0; i < x_.size(); i++)
+    {
+        const real l = real(lambda[settings_.groups.groupOfAtom[i]]);
+        v_[i]        = v_[i] * l + forces.f[i] * (invMass_[i] * dt);
+        xprime_[i]   = x_[i] + v_[i] * dt;
+    }
+    constraintVirial_ = Matrix3();
+    constraints_->apply(x_, xprime_, &v_, mdp_.dt, box_, &constraintVirial_);
+}
+
+void MdRun::pressureCoupling(long step, const Matrix3& pressure, double temperature)
+{
+    if (mdp_.pcoupl == PCoupl::No || !every(step, settings_.nstpcouple))
+    {
+        return;
+    }
+    const double dtc    = settings_.nstpcouple * mdp_.dt;
+    const double volume = box_.volume();
+    BarostatStep b      = mdp_.pcoupl == PCoupl::CRescale
+                                  ? cRescale(mdp_, pressure, volume, mdp_.refT.empty() ? temperature : mdp_.refT[0], dtc,
+                                             settings_.ldSeed, step)
+                                  : berendsenBarostat(mdp_, pressure, dtc);
+    scaleCoordinates(xprime_, b.mu);
+    const Box newBox = scaledBox(box_, b.mu);
+    // work against the reference pressure, kept in the conserved energy
+    barostatIntegral_ += (mdp_.refP[0] / presfac) * (newBox.volume() - volume);
+    if (mdp_.pcoupl == PCoupl::CRescale)
+    {
+        for (auto& vi : v_)
+        {
+            for (int d = 0; d < 3; d++)
+            {
+                vi[d] *= real(b.velocityScale[d]);
+            }
+        }
+    }
+    box_ = newBox;
+}
+
+StepEnergies MdRun::energies(const ForceOutput& forces, const Matrix3& kinetic, const Matrix3& virial) const
+{
+    StepEnergies e;
+    e.terms       = forces.energies;
+    e.kinetic     = trace(kinetic);
+    e.total       = e.terms[EnergyTerm::Potential] + e.kinetic;
+    e.conserved   = e.total + thermostatIntegral_ + barostatIntegral_;
+    e.temperature = temperatureOf(e.kinetic, settings_.totalDof);
+    const double volume = box_.volume();
+    double       p      = 0;
+    for (int d = 0; d < 3; d++)
+    {
+        p += 2 / volume * (kinetic(d, d) - virial(d, d)) * presfac;
+    }
+    e.pressure = p / 3;
+    e.box      = box_;
+    e.density  = totalMass_ / volume * amuPerNm3ToKgPerM3;
+    return e;
+}
+
+void MdRun::run()
+{
+    writeHeader();
+    const bool               withDC = mdp_.dispCorr == DispCorr::EnerPres;
+    ForceOutput              forces;
+    std::vector<double>      lambda;
+    Progress                 progress(nsteps_, mdp_.dt);
+    const bool               needPressure = mdp_.pcoupl != PCoupl::No;
+    for (long step = 0; step <= nsteps_; step++)
+    {
+        const bool last     = step == nsteps_;
+        const bool output   = every(step, mdp_.nstenergy) || every(step, mdp_.nstlog) || last;
+        const bool computeE = output || every(step, settings_.nstcalcenergy)
+                              || (needPressure && every(step, settings_.nstpcouple));
+        // stage: search
+        const bool search = every(step, settings_.nstlist);
+        if (search)
+        {
+            putAtomsInBox(x_, box_);
+        }
+        // stage: forces
+        forces_->compute(x_, box_, search, computeE, forces);
+        // stage: trajectory output
+        writeTrajectory(step, forces);
+        // stage: temperature coupling and kinetic energy of the old half step
+        const Matrix3 kineticOld = kineticEnergyTensor(v_, mass_);
+        thermostatIntegral_ += couplingLambdas(step, lambda);
+        const Matrix3 kineticOldScaled = scaledKinetic(kineticOld, lambda);
+        // stage: update and constraints
+        leapFrogUpdate(lambda, forces);
+        // stage: centre-of-mass motion
+        if (mdp_.commMode == CommMode::Linear && every(step, mdp_.nstcomm))
+        {
+            removeCenterOfMassVelocity(v_, mass_);
+        }
+        const Matrix3 kinetic = averageOf(kineticOldScaled, kineticEnergyTensor(v_, mass_));
+        if (computeE)
+        {
+            Matrix3 virial = forces.virial;
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++)
+                    virial(a, b) += constraintVirial_(a, b);
+            const StepEnergies e = energies(forces, kinetic, virial);
+            if (output)
+            {
+                if (!energyFile_ && mdp_.nstenergy > 0)
+                {
+                    energyFile_ = std::make_unique<EnergyFile>(options_.deffnm + ".csv", energyColumns(e.terms, withDC));
+                }
+                StepEnergies row = e;
+                row.pressureDC   = forces_->dispersionPressure(box_.volume());
+                if (energyFile_ && (every(step, mdp_.nstenergy) || last))
+                {
+                    energyFile_->write(step, mdp_.tinit + step * mdp_.dt, energyRow(row, withDC));
+                }
+                if (every(step, mdp_.nstlog) || last)
+                {
+                    log_->energies(step, mdp_.tinit + step * mdp_.dt, e);
+                }
+            }
+            // stage: pressure coupling (needs this step's pressure tensor)
+            if (needPressure)
+            {
+                Matrix3 ptensor;
+                for (int a = 0; a < 3; a++)
+                    for (int b = 0; b < 3; b++)
+                        ptensor(a, b) = 2 / box_.volume() * (kinetic(a, b) - virial(a, b)) * presfac;
+                if (!last)
+                {
+                    pressureCoupling(step, ptensor, e.temperature);
+                }
+            }
+        }
+        if (!last)
+        {
+            x_.swap(xprime_);
+        }
+        progress.update(step);
+    }
+    progress.update(nsteps_, true);
+    progress.finish();
+    writeGro(options_.deffnm + ".gro", top_.systemName, in_.coordinates.atoms, x_, &v_, box_);
+    const double nsPerDay = progress.nsPerDay(nsteps_);
+    log_->line(fmt::format("Wall time {:.2f} s for {} steps", progress.elapsedSeconds(), nsteps_));
+    log_->line(fmt::format("Performance: {:.3f} ns/day {:.3f} hour/ns", nsPerDay, nsPerDay > 0 ? 24 / nsPerDay : 0));
+}
+
+} // namespace
+
+MdFinalState runMd(SystemInputs& inputs, const RunOptions& options)
+{
+    if (inputs.mdp.integrator == Integrator::MdVv)
+    {
+        throw InputError(inputs.mdp.where("integrator"), "integrator = md-vv is not implemented yet; use md (leap-frog)");
+    }
+    MdRun run(inputs, options);
+    run.run();
+    return run.finalState();
+}
+
+} // namespace putmd

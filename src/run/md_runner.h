@@ -1,0 +1,41 @@
+/* run/md_runner.h — `putmd run` for integrator md (leap-frog) and md-vv
+ * (velocity Verlet), one rank.
+ *
+ * The step is a fixed sequence of named stages, as in the design:
+ *   search (every nstlist: put atoms in the box, rebuild the pair list)
+ *   -> forces -> trajectory output (x, v, f of this step)
+ *   -> temperature coupling -> update -> constraints -> kinetic energy,
+ *   centre-of-mass removal -> pressure coupling -> energy output.
+ * Leap-frog keeps velocities at half steps and reports the kinetic energy
+ * as the average of the two half steps, as GROMACS does; velocity Verlet
+ * keeps them at full steps. Energies and the virial are computed on the
+ * steps that need them (nstcalcenergy, output and coupling steps).
+ */
+#pragma once
+
+#include <string>
+
+#include "core/real.h"
+#include "run/system_inputs.h"
+
+namespace putmd
+{
+
+struct RunOptions
+{
+    std::string deffnm         = "md"; // output file prefix
+    long        nstepsOverride = -2;   // -2: use the mdp's nsteps
+    std::string commandLine;           // for the log
+};
+
+/* The state after the last step (what NAME.gro holds, at full precision). */
+struct MdFinalState
+{
+    std::vector<Vec3<real>> x, v;
+    Box                     box;
+};
+
+/* Runs the simulation; throws InputError for bad settings before step 0. */
+MdFinalState runMd(SystemInputs& inputs, const RunOptions& options);
+
+} // namespace putmd

@@ -1,0 +1,160 @@
+#include "run/md_setup.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "core/random.h"
+#include "core/units.h"
+#include "run/groups.h"
+#include "update/kinetic.h"
+
+namespace putmd
+{
+
+namespace
+{
+
+void checkSupported(const MdpOptions& mdp)
+{
+    if (mdp.tcoupl == TCoupl::NoseHoover)
+    {
+        throw InputError(mdp.where("tcoupl"), "tcoupl = nose-hoover is not implemented yet; use v-rescale or berendsen");
+    }
+    if (mdp.pcoupl != PCoupl::No)
+    {
+        const size_t need = mdp.pcouplType == PCouplType::Isotropic ? 1 : 2;
+        if (mdp.refP.size() != need || mdp.compressibility.size() != need)
+        {
+            throw InputError(mdp.where("ref-p"), std::string("pcoupltype = ")
+                                                         + (need == 1 ? "isotropic needs one value" : "semiisotropic needs two values (xy, z)")
+                                                         + " for ref-p and for compressibility");
+        }
+        if (mdp.integrator == Integrator::MdVv && mdp.pcoupl == PCoupl::Berendsen)
+        {
+            throw InputError(mdp.where("pcoupl"), "Berendsen pressure coupling is implemented for integrator = md only");
+        }
+    }
+    if (mdp.integrator != Integrator::Steep && mdp.nsteps < 0)
+    {
+        throw InputError(mdp.where("nsteps"), "nsteps = -1 (run forever) is not supported yet; give the number of steps");
+    }
+}
+
+/* Coupling interval: the mdp's, or GROMACS's default (10, fewer for short tau). */
+int couplingInterval(int requested, int nstcalcenergy)
+{
+    if (requested > 0)
+    {
+        return requested;
+    }
+    return nstcalcenergy > 0 ? std::min(10, nstcalcenergy) : 10;
+}
+
+} // namespace
+
+MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstraintDof, int numSettles)
+{
+    checkSupported(mdp);
+    MdSettings s;
+    s.nstcalcenergy = mdp.nstcalcenergy > 0 ? mdp.nstcalcenergy : 1;
+    s.nsttcouple    = couplingInterval(mdp.nsttcouple, s.nstcalcenergy);
+    s.nstpcouple    = couplingInterval(mdp.nstpcouple, s.nstcalcenergy);
+    s.ldSeed        = resolveSeed(mdp.ldSeed);
+    s.totalDof      = 3.0 * top.numAtoms - numConstraintDof - (mdp.commMode == CommMode::Linear ? 3 : 0);
+    (void)numSettles;
+
+    // temperature-coupling groups (one group, System, without coupling)
+    std::vector<std::string> names = mdp.tcGrps.empty() ? std::vector<std::string>{ "System" } : mdp.tcGrps;
+    s.groups.groupOfAtom = partitionIntoGroups(top, names, mdp.where("tc-grps"));
+    s.groups.dof.assign(names.size(), 0);
+    for (int g = 0; g < s.groups.size(); g++)
+    {
+        s.groups.refT.push_back(g < static_cast<int>(mdp.refT.size()) ? mdp.refT[g] : 0);
+        s.groups.tauT.push_back(g < static_cast<int>(mdp.tauT.size()) ? mdp.tauT[g] : 0);
+    }
+    // degrees of freedom per group in proportion to the atoms' share (as GROMACS
+    // does for the COM correction); constraints count for the group of their atoms
+    std::vector<double> atoms(names.size(), 0);
+    for (int i = 0; i < top.numAtoms; i++)
+    {
+        atoms[s.groups.groupOfAtom[i]] += 1;
+    }
+    std::vector<double> constrained(names.size(), 0);
+    for (const auto& c : top.constraints)
+    {
+        constrained[s.groups.groupOfAtom[c.i]] += 0.5;
+        constrained[s.groups.groupOfAtom[c.j]] += 0.5;
+    }
+    for (const auto& st : top.settles)
+    {
+        constrained[s.groups.groupOfAtom[st.o]] += 3;
+    }
+    const double comDof = mdp.commMode == CommMode::Linear ? 3 : 0;
+    for (int g = 0; g < s.groups.size(); g++)
+    {
+        s.groups.dof[g] = 3 * atoms[g] - constrained[g] - comDof * atoms[g] / top.numAtoms;
+    }
+    if (mdp.tcoupl != TCoupl::No)
+    {
+        if (mdp.tcGrps.empty())
+        {
+            throw InputError(mdp.where("tcoupl"), "temperature coupling needs tc-grps, tau-t and ref-t");
+        }
+        for (int g = 0; g < s.groups.size(); g++)
+        {
+            if (s.groups.tauT[g] < 0 || s.groups.refT[g] < 0)
+            {
+                throw InputError(mdp.where("tau-t"), "tau-t and ref-t must not be negative (group " + names[g] + ")");
+            }
+        }
+    }
+
+    // pair list: an explicit rlist, or the longest cut-off plus a buffer
+    const double rc = std::max(mdp.rcoulomb, mdp.rvdw);
+    s.nstlist       = mdp.nstlist;
+    if (mdp.verletBufferTolerance < 0)
+    {
+        s.rlist = std::max(mdp.rlist, rc);
+        s.notes.push_back("rlist " + std::to_string(s.rlist) + " nm (verlet-buffer-tolerance = -1: rlist from the mdp)");
+    }
+    else
+    {
+        s.rlist = rc + 0.1;
+        s.notes.push_back("rlist " + std::to_string(s.rlist) + " nm, nstlist " + std::to_string(s.nstlist)
+                          + " (fixed 0.1 nm buffer; GROMACS's estimate from verlet-buffer-tolerance is not implemented yet)");
+    }
+    return s;
+}
+
+uint64_t resolveSeed(long mdpSeed)
+{
+    if (mdpSeed >= 0)
+    {
+        return static_cast<uint64_t>(mdpSeed);
+    }
+    return static_cast<uint64_t>(std::chrono::high_resolution_clock::now().time_since_epoch().count());
+}
+
+std::vector<Vec3<real>> generateVelocities(const std::vector<double>& mass, double temperature, uint64_t seed, double dof)
+{
+    std::vector<Vec3<real>> v(mass.size());
+    for (size_t i = 0; i < mass.size(); i++)
+    {
+        CounterRandom rng(seed, RandomPurpose::VelocityGeneration, 0, static_cast<uint32_t>(i));
+        const double  sd = mass[i] > 0 ? std::sqrt(units::kBoltzmann * temperature / mass[i]) : 0;
+        v[i]             = Vec3<real>(real(sd * rng.normal()), real(sd * rng.normal()), real(sd * rng.normal()));
+    }
+    removeCenterOfMassVelocity(v, mass);
+    const double t = temperatureOf(trace(kineticEnergyTensor(v, mass)), dof);
+    if (t > 0)
+    {
+        const real scale = real(std::sqrt(temperature / t));
+        for (auto& vi : v)
+        {
+            vi *= scale;
+        }
+    }
+    return v;
+}
+
+} // namespace putmd

@@ -1,0 +1,55 @@
+/* run/md_setup.h — everything decided before the first step of `putmd run`.
+ *
+ * Checks the mdp for what dynamics needs (and reports what is not
+ * supported before the run starts), resolves coupling groups, counts
+ * degrees of freedom, chooses the pair-list radius and update interval,
+ * and prepares initial velocities (read, or generated with gen-vel from a
+ * Maxwell-Boltzmann distribution by the counter-based generator).
+ */
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/box.h"
+#include "core/real.h"
+#include "core/vec.h"
+#include "io/mdp.h"
+#include "topology/topology.h"
+
+namespace putmd
+{
+
+struct CouplingGroups
+{
+    std::vector<int>    groupOfAtom;
+    std::vector<double> dof;  // degrees of freedom per group
+    std::vector<double> refT; // reference temperature per group
+    std::vector<double> tauT;
+    int                 size() const { return static_cast<int>(dof.size()); }
+};
+
+struct MdSettings
+{
+    int            nstlist    = 10;
+    double         rlist      = 1.0;
+    int            nsttcouple = 10;
+    int            nstpcouple = 10;
+    int            nstcalcenergy = 100;
+    double         totalDof   = 0;
+    CouplingGroups groups;
+    uint64_t       ldSeed     = 0;
+    std::vector<std::string> notes; // automatic choices, for the log
+};
+
+/* Throws InputError at the offending mdp line for unsupported settings. */
+MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstraintDof, int numSettles);
+
+/* Maxwell-Boltzmann velocities at temperature T (seeded), with the
+ * centre-of-mass motion removed and scaled to exactly T for dof. */
+std::vector<Vec3<real>> generateVelocities(const std::vector<double>& mass, double temperature, uint64_t seed, double dof);
+
+/* A seed from the mdp (-1: from the clock), reported in the log. */
+uint64_t resolveSeed(long mdpSeed);
+
+} // namespace putmd

@@ -1,0 +1,149 @@
+#include "run/minimize.h"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "io/energy_file.h"
+#include "io/trajectory.h"
+#include "run/force_calculator.h"
+#include "run/md_output.h"
+#include "run/md_setup.h"
+#include "update/constraints.h"
+
+namespace putmd
+{
+
+namespace
+{
+
+using RVec = Vec3<real>;
+
+struct Evaluation
+{
+    ForceOutput out;
+    double      fmax = 0;
+    int         fmaxAtom = 0;
+};
+
+/* Forces with the constraint directions removed (mass-weighted). */
+void projectForces(const Constraints& c, const std::vector<RVec>& x, const Box& box, const std::vector<double>& mass,
+                   std::vector<RVec>& f)
+{
+    if (c.empty())
+    {
+        return;
+    }
+    std::vector<RVec> a(f.size());
+    for (size_t i = 0; i < f.size(); i++)
+    {
+        a[i] = f[i] * real(1 / mass[i]);
+    }
+    c.projectVelocities(x, a, box);
+    for (size_t i = 0; i < f.size(); i++)
+    {
+        f[i] = a[i] * real(mass[i]);
+    }
+}
+
+} // namespace
+
+MinimizeResult minimize(SystemInputs& in, const RunOptions& options)
+{
+    const MdpOptions& mdp = in.mdp;
+    const Topology&   top = in.topology;
+    const long        nsteps = options.nstepsOverride > -2 ? options.nstepsOverride : mdp.nsteps;
+    std::vector<real> invMass(top.numAtoms);
+    for (int i = 0; i < top.numAtoms; i++)
+    {
+        invMass[i] = real(1 / top.mass[i]);
+    }
+    ConstraintSettings cs{ mdp.constraintAlgorithm, mdp.lincsOrder, mdp.lincsIter, mdp.shakeTol };
+    Constraints        constraints(top, cs, invMass);
+    const double       rc = std::max(mdp.rcoulomb, mdp.rvdw);
+    ForceCalculator    forces(top, mdp, in.coordinates.box, rc);
+    const Box          box = in.coordinates.box;
+    MdLog              log(options.deffnm + ".log");
+    log.line(fmt::format("putmd {} ({} precision): steepest descent, emtol {} kJ/mol/nm, emstep {} nm, nsteps {}", PUTMD_VERSION,
+                         precisionName(), mdp.emtol, mdp.emstep, nsteps));
+    log.line("command: " + options.commandLine);
+
+    std::vector<RVec> x;
+    for (const auto& p : in.coordinates.x)
+    {
+        x.push_back(RVec(p));
+    }
+    if (!constraints.empty())
+    {
+        std::vector<RVec> xc = x;
+        constraints.apply(x, xc, nullptr, 1.0, box, nullptr);
+        x = xc;
+    }
+    auto evaluate = [&](const std::vector<RVec>& pos) {
+        Evaluation e;
+        forces.compute(pos, box, true, false, e.out);
+        projectForces(constraints, pos, box, top.mass, e.out.f);
+        for (int i = 0; i < top.numAtoms; i++)
+        {
+            const double f = std::sqrt(double(norm2(e.out.f[i])));
+            if (f > e.fmax)
+            {
+                e.fmax     = f;
+                e.fmaxAtom = i;
+            }
+        }
+        return e;
+    };
+    EnergyFile csv(options.deffnm + ".csv", { "Potential", "Fmax", "Fmax atom", "Step size" });
+    Evaluation current  = evaluate(x);
+    double     stepsize = mdp.emstep;
+    MinimizeResult result;
+    long       step = 0;
+    csv.write(0, 0, { current.out.energies[EnergyTerm::Potential], current.fmax, double(current.fmaxAtom + 1), stepsize });
+    while (step < nsteps && current.fmax >= mdp.emtol)
+    {
+        std::vector<RVec> trial(x.size());
+        const real        scale = real(stepsize / current.fmax);
+        for (size_t i = 0; i < x.size(); i++)
+        {
+            trial[i] = x[i] + current.out.f[i] * scale;
+        }
+        if (!constraints.empty())
+        {
+            constraints.apply(x, trial, nullptr, 1.0, box, nullptr);
+        }
+        step++;
+        Evaluation next = evaluate(trial);
+        if (next.out.energies[EnergyTerm::Potential] < current.out.energies[EnergyTerm::Potential])
+        {
+            x.swap(trial);
+            current = std::move(next);
+            stepsize *= 1.2;
+            csv.write(step, step, { current.out.energies[EnergyTerm::Potential], current.fmax, double(current.fmaxAtom + 1), stepsize });
+        }
+        else
+        {
+            stepsize *= 0.2;
+        }
+        if (stepsize < 1e3 * std::numeric_limits<real>::epsilon() * 1e-3)
+        {
+            log.line("step size below the machine precision of the coordinates: stopping");
+            break;
+        }
+    }
+    result.converged    = current.fmax < mdp.emtol;
+    result.steps        = step;
+    result.potential    = current.out.energies[EnergyTerm::Potential];
+    result.maxForce     = current.fmax;
+    result.maxForceAtom = current.fmaxAtom;
+    log.line(fmt::format("Steepest descent {} to Fmax < {} in {} steps", result.converged ? "converged" : "did not converge",
+                         mdp.emtol, step));
+    log.line(fmt::format("Potential Energy  = {:.8e}", result.potential));
+    log.line(fmt::format("Maximum force     = {:.8e} on {}", result.maxForce, top.describeAtom(result.maxForceAtom)));
+    std::vector<RVec> none;
+    writeGro(options.deffnm + ".gro", top.systemName, in.coordinates.atoms, x, nullptr, box);
+    return result;
+}
+
+} // namespace putmd

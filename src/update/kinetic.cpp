@@ -1,0 +1,64 @@
+#include "update/kinetic.h"
+
+#include "core/units.h"
+
+namespace putmd
+{
+
+Matrix3 kineticEnergyTensor(const std::vector<Vec3<real>>& v, const std::vector<double>& mass)
+{
+    Matrix3 k;
+    for (size_t i = 0; i < v.size(); i++)
+    {
+        for (int a = 0; a < 3; a++)
+        {
+            for (int b = 0; b < 3; b++)
+            {
+                k(a, b) += 0.5 * mass[i] * double(v[i][a]) * double(v[i][b]);
+            }
+        }
+    }
+    return k;
+}
+
+double trace(const Matrix3& m)
+{
+    return m(0, 0) + m(1, 1) + m(2, 2);
+}
+
+Matrix3 averageOf(const Matrix3& a, const Matrix3& b)
+{
+    Matrix3 r;
+    for (int i = 0; i < 3; i++)
+    {
+        for (int j = 0; j < 3; j++)
+        {
+            r(i, j) = 0.5 * (a(i, j) + b(i, j));
+        }
+    }
+    return r;
+}
+
+double temperatureOf(double kineticEnergy, double degreesOfFreedom)
+{
+    return degreesOfFreedom > 0 ? 2 * kineticEnergy / (degreesOfFreedom * units::kBoltzmann) : 0;
+}
+
+DVec removeCenterOfMassVelocity(std::vector<Vec3<real>>& v, const std::vector<double>& mass)
+{
+    DVec   p;
+    double m = 0;
+    for (size_t i = 0; i < v.size(); i++)
+    {
+        p += DVec(v[i]) * mass[i];
+        m += mass[i];
+    }
+    const DVec vcm = p * (1 / m);
+    for (auto& vi : v)
+    {
+        vi -= Vec3<real>(vcm);
+    }
+    return vcm;
+}
+
+} // namespace putmd
