@@ -436,6 +436,11 @@ void MdRun::run()
     progress.update(nsteps_, true);
     progress.finish();
     writeGro(options_.deffnm + ".gro", top_.systemName, in_.coordinates.atoms, x_, &v_, box_);
+    if (!constraints_->empty())
+    {
+        log_->line(fmt::format("Largest relative constraint deviation at the end: {:.3e}",
+                               constraints_->maxRelativeDeviation(x_, box_)));
+    }
     const double nsPerDay = progress.nsPerDay(nsteps_);
     log_->line(fmt::format("Wall time {:.2f} s for {} steps", progress.elapsedSeconds(), nsteps_));
     log_->line(fmt::format("Performance: {:.3f} ns/day {:.3f} hour/ns", nsPerDay, nsPerDay > 0 ? 24 / nsPerDay : 0));
