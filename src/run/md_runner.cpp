@@ -87,6 +87,12 @@ private:
     std::vector<RVec> x_, v_, xprime_;
     Box               box_;
     double            thermostatIntegral_ = 0, barostatIntegral_ = 0;
+    std::vector<NoseHooverState> noseHoover_;
+    void              runLeapFrog();
+    void              finishRun(const Progress& progress);
+    void              runVelocityVerlet();
+    void              outputEnergies(long step, bool last, const ForceOutput& forces, const Matrix3& kinetic,
+                                     const Matrix3& constraintVirial, bool computeE, Matrix3* pressureOut, double* temperatureOut);
     double            totalMass_ = 0;
     Matrix3           constraintVirial_;
     std::unique_ptr<MdLog>      log_;
@@ -152,6 +158,7 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
         }
     }
     forces_ = std::make_unique<ForceCalculator>(top_, mdp_, box_, settings_.rlist);
+    noseHoover_.assign(settings_.groups.size(), NoseHooverState());
     openOutputs();
 }
 
@@ -276,6 +283,11 @@ double MdRun::couplingLambdas(long step, std::vector<double>& lambda)
     {
         const double tau = settings_.groups.tauT[g];
         const double dtc = settings_.nsttcouple * mdp_.dt;
+        if (mdp_.tcoupl == TCoupl::NoseHoover)
+        {
+            noseHoover_[g].advance(temperatureOf(kinetic[g], settings_.groups.dof[g]), settings_.groups.refT[g], tau, dtc);
+            continue;
+        }
         ThermostatStep ts;
         if (mdp_.tcoupl == TCoupl::VRescale)
         {
@@ -294,12 +306,23 @@ double MdRun::couplingLambdas(long step, std::vector<double>& lambda)
 void MdRun::leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput& forces)
 {
     const real dt = real(mdp_.dt);
+    const bool nh = mdp_.tcoupl == TCoupl::NoseHoover;
     xprime_.resize(x_.size());
     for (size_t i = 0; i < x_.size(); i++)
     {
-        const real l = real(lambda[settings_.groups.groupOfAtom[i]]);
-        v_[i]        = v_[i] * l + forces.f[i] * (invMass_[i] * dt);
-        xprime_[i]   = x_[i] + v_[i] * dt;
+        const int  g = settings_.groups.groupOfAtom[i];
+        const real l = real(lambda[g]);
+        if (nh)
+        {
+            // -xi v with v at the midpoint of the half steps, solved for v'
+            const real h = real(0.5 * noseHoover_[g].xi * mdp_.dt);
+            v_[i]        = (v_[i] * (1 - h) + forces.f[i] * (invMass_[i] * dt)) * (1 / (1 + h));
+        }
+        else
+        {
+            v_[i] = v_[i] * l + forces.f[i] * (invMass_[i] * dt);
+        }
+        xprime_[i] = x_[i] + v_[i] * dt;
     }
     constraintVirial_ = Matrix3();
     constraints_->apply(x_, xprime_, &v_, mdp_.dt, box_, &constraintVirial_);
@@ -354,14 +377,51 @@ StepEnergies MdRun::energies(const ForceOutput& forces, const Matrix3& kinetic, 
     return e;
 }
 
-void MdRun::run()
+void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, const Matrix3& kinetic,
+                           const Matrix3& constraintVirial, bool computeE, Matrix3* pressureOut, double* temperatureOut)
 {
-    writeHeader();
-    const bool               withDC = mdp_.dispCorr == DispCorr::EnerPres;
-    ForceOutput              forces;
-    std::vector<double>      lambda;
-    Progress                 progress(nsteps_, mdp_.dt);
-    const bool               needPressure = mdp_.pcoupl != PCoupl::No;
+    if (!computeE)
+    {
+        return;
+    }
+    Matrix3 virial = forces.virial;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            virial(a, b) += constraintVirial(a, b);
+    const StepEnergies e = energies(forces, kinetic, virial);
+    if (every(step, mdp_.nstenergy) || (last && mdp_.nstenergy > 0))
+    {
+        const bool withDC = mdp_.dispCorr == DispCorr::EnerPres;
+        if (!energyFile_)
+        {
+            energyFile_ = std::make_unique<EnergyFile>(options_.deffnm + ".csv", energyColumns(e.terms, withDC));
+        }
+        StepEnergies row = e;
+        row.pressureDC   = forces_->dispersionPressure(box_.volume());
+        energyFile_->write(step, mdp_.tinit + step * mdp_.dt, energyRow(row, withDC));
+    }
+    if (every(step, mdp_.nstlog) || last)
+    {
+        log_->energies(step, mdp_.tinit + step * mdp_.dt, e);
+    }
+    if (pressureOut)
+    {
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                (*pressureOut)(a, b) = 2 / box_.volume() * (kinetic(a, b) - virial(a, b)) * presfac;
+    }
+    if (temperatureOut)
+    {
+        *temperatureOut = e.temperature;
+    }
+}
+
+void MdRun::runLeapFrog()
+{
+    ForceOutput         forces;
+    std::vector<double> lambda;
+    Progress            progress(nsteps_, mdp_.dt);
+    const bool          needPressure = mdp_.pcoupl != PCoupl::No;
     for (long step = 0; step <= nsteps_; step++)
     {
         const bool last     = step == nsteps_;
@@ -378,54 +438,41 @@ void MdRun::run()
         forces_->compute(x_, box_, search, computeE, forces);
         // stage: trajectory output
         writeTrajectory(step, forces);
-        // stage: temperature coupling and kinetic energy of the old half step
+        // stage: temperature coupling, with the kinetic energy of the old half step
         const Matrix3 kineticOld = kineticEnergyTensor(v_, mass_);
         thermostatIntegral_ += couplingLambdas(step, lambda);
         const Matrix3 kineticOldScaled = scaledKinetic(kineticOld, lambda);
         // stage: update and constraints
+        std::vector<double> groupKineticOld, groupKineticNew;
+        if (mdp_.tcoupl == TCoupl::NoseHoover)
+        {
+            groupKinetic(&groupKineticOld);
+        }
         leapFrogUpdate(lambda, forces);
+        if (mdp_.tcoupl == TCoupl::NoseHoover)
+        {
+            // the friction's power 2 xi K over the constrained motion, with K
+            // the average of the half steps: kept for the conserved energy
+            groupKinetic(&groupKineticNew);
+            for (int g = 0; g < settings_.groups.size(); g++)
+            {
+                thermostatIntegral_ += noseHoover_[g].xi * mdp_.dt * (groupKineticOld[g] + groupKineticNew[g]);
+            }
+        }
         // stage: centre-of-mass motion
         if (mdp_.commMode == CommMode::Linear && every(step, mdp_.nstcomm))
         {
             removeCenterOfMassVelocity(v_, mass_);
         }
+        // stage: energies (kinetic energy as the average of the half steps)
         const Matrix3 kinetic = averageOf(kineticOldScaled, kineticEnergyTensor(v_, mass_));
-        if (computeE)
+        Matrix3       pressure;
+        double        temperature = 0;
+        outputEnergies(step, last, forces, kinetic, constraintVirial_, computeE, &pressure, &temperature);
+        // stage: pressure coupling (needs this step's pressure tensor)
+        if (needPressure && computeE && !last)
         {
-            Matrix3 virial = forces.virial;
-            for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++)
-                    virial(a, b) += constraintVirial_(a, b);
-            const StepEnergies e = energies(forces, kinetic, virial);
-            if (output)
-            {
-                if (!energyFile_ && mdp_.nstenergy > 0)
-                {
-                    energyFile_ = std::make_unique<EnergyFile>(options_.deffnm + ".csv", energyColumns(e.terms, withDC));
-                }
-                StepEnergies row = e;
-                row.pressureDC   = forces_->dispersionPressure(box_.volume());
-                if (energyFile_ && (every(step, mdp_.nstenergy) || last))
-                {
-                    energyFile_->write(step, mdp_.tinit + step * mdp_.dt, energyRow(row, withDC));
-                }
-                if (every(step, mdp_.nstlog) || last)
-                {
-                    log_->energies(step, mdp_.tinit + step * mdp_.dt, e);
-                }
-            }
-            // stage: pressure coupling (needs this step's pressure tensor)
-            if (needPressure)
-            {
-                Matrix3 ptensor;
-                for (int a = 0; a < 3; a++)
-                    for (int b = 0; b < 3; b++)
-                        ptensor(a, b) = 2 / box_.volume() * (kinetic(a, b) - virial(a, b)) * presfac;
-                if (!last)
-                {
-                    pressureCoupling(step, ptensor, e.temperature);
-                }
-            }
+            pressureCoupling(step, pressure, temperature);
         }
         if (!last)
         {
@@ -435,6 +482,85 @@ void MdRun::run()
     }
     progress.update(nsteps_, true);
     progress.finish();
+    finishRun(progress);
+}
+
+/* Velocity Verlet: velocities at full steps; a half kick, a drift with
+ * constraints, new forces, the second half kick and a velocity projection. */
+void MdRun::runVelocityVerlet()
+{
+    ForceOutput         forces;
+    std::vector<double> lambda;
+    Progress            progress(nsteps_, mdp_.dt);
+    const real          halfDt = real(0.5 * mdp_.dt);
+    for (long step = 0; step <= nsteps_; step++)
+    {
+        const bool last     = step == nsteps_;
+        const bool output   = every(step, mdp_.nstenergy) || every(step, mdp_.nstlog) || last;
+        const bool computeE = output || every(step, settings_.nstcalcenergy);
+        const bool search   = every(step, settings_.nstlist);
+        if (search)
+        {
+            putAtomsInBox(x_, box_);
+        }
+        forces_->compute(x_, box_, search, computeE, forces);
+        if (step > 0)
+        {
+            // second half kick: v(t) from v(t - dt/2)
+            for (size_t i = 0; i < v_.size(); i++)
+            {
+                v_[i] += forces.f[i] * (invMass_[i] * halfDt);
+            }
+            constraints_->projectVelocities(x_, v_, box_);
+        }
+        if (mdp_.commMode == CommMode::Linear && every(step, mdp_.nstcomm))
+        {
+            removeCenterOfMassVelocity(v_, mass_);
+        }
+        // full-step temperature coupling scales v(t)
+        thermostatIntegral_ += couplingLambdas(step, lambda);
+        for (size_t i = 0; i < v_.size(); i++)
+        {
+            v_[i] *= real(lambda[settings_.groups.groupOfAtom[i]]);
+        }
+        writeTrajectory(step, forces);
+        outputEnergies(step, last, forces, kineticEnergyTensor(v_, mass_), constraintVirial_, computeE, nullptr, nullptr);
+        if (last)
+        {
+            break;
+        }
+        // first half kick and drift, constrained
+        xprime_.resize(x_.size());
+        for (size_t i = 0; i < v_.size(); i++)
+        {
+            v_[i] += forces.f[i] * (invMass_[i] * halfDt);
+            xprime_[i] = x_[i] + v_[i] * real(mdp_.dt);
+        }
+        constraintVirial_ = Matrix3();
+        constraints_->apply(x_, xprime_, &v_, mdp_.dt, box_, &constraintVirial_);
+        x_.swap(xprime_);
+        progress.update(step);
+    }
+    progress.update(nsteps_, true);
+    progress.finish();
+    finishRun(progress);
+}
+
+void MdRun::run()
+{
+    writeHeader();
+    if (mdp_.integrator == Integrator::MdVv)
+    {
+        runVelocityVerlet();
+    }
+    else
+    {
+        runLeapFrog();
+    }
+}
+
+void MdRun::finishRun(const Progress& progress)
+{
     writeGro(options_.deffnm + ".gro", top_.systemName, in_.coordinates.atoms, x_, &v_, box_);
     if (!constraints_->empty())
     {
@@ -450,10 +576,6 @@ void MdRun::run()
 
 MdFinalState runMd(SystemInputs& inputs, const RunOptions& options)
 {
-    if (inputs.mdp.integrator == Integrator::MdVv)
-    {
-        throw InputError(inputs.mdp.where("integrator"), "integrator = md-vv is not implemented yet; use md (leap-frog)");
-    }
     MdRun run(inputs, options);
     run.run();
     return run.finalState();

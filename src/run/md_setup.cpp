@@ -16,9 +16,9 @@ namespace
 
 void checkSupported(const MdpOptions& mdp)
 {
-    if (mdp.tcoupl == TCoupl::NoseHoover)
+    if (mdp.tcoupl == TCoupl::NoseHoover && mdp.integrator == Integrator::MdVv)
     {
-        throw InputError(mdp.where("tcoupl"), "tcoupl = nose-hoover is not implemented yet; use v-rescale or berendsen");
+        throw InputError(mdp.where("tcoupl"), "tcoupl = nose-hoover is implemented for integrator = md (leap-frog) only");
     }
     if (mdp.pcoupl != PCoupl::No)
     {
@@ -29,9 +29,9 @@ void checkSupported(const MdpOptions& mdp)
                                                          + (need == 1 ? "isotropic needs one value" : "semiisotropic needs two values (xy, z)")
                                                          + " for ref-p and for compressibility");
         }
-        if (mdp.integrator == Integrator::MdVv && mdp.pcoupl == PCoupl::Berendsen)
+        if (mdp.integrator == Integrator::MdVv)
         {
-            throw InputError(mdp.where("pcoupl"), "Berendsen pressure coupling is implemented for integrator = md only");
+            throw InputError(mdp.where("pcoupl"), "pressure coupling is implemented for integrator = md (leap-frog) only");
         }
     }
     if (mdp.integrator != Integrator::Steep && mdp.nsteps < 0)

@@ -49,6 +49,16 @@ ThermostatStep berendsenThermostat(double kinetic, double dof, double refT, doub
     return result;
 }
 
+void NoseHooverState::advance(double temperature, double refT, double tauT, double dtCouple)
+{
+    if (refT <= 0 || tauT <= 0)
+    {
+        return;
+    }
+    const double q = tauT * tauT * refT / (4 * units::pi * units::pi); // K ps^2
+    xi += dtCouple * (temperature - refT) / q;
+}
+
 BarostatStep cRescale(const MdpOptions& mdp, const Matrix3& pressure, double volume, double temperature,
                       double dtCouple, uint64_t seed, uint64_t step)
 {

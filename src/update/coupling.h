@@ -35,6 +35,17 @@ ThermostatStep vRescale(double kinetic, double dof, double refT, double tauT, do
                         uint64_t step, uint32_t group);
 ThermostatStep berendsenThermostat(double kinetic, double dof, double refT, double tauT, double dtCouple);
 
+/* Nose-Hoover (leap-frog, as in GROMACS's manual): a friction xi per group
+ * with d xi/dt = (T - T0) / Q, Q = tau^2 T0 / (4 pi^2), advanced every
+ * nsttcouple steps; the velocity update applies -xi v implicitly every step.
+ * The conserved energy adds the kinetic energy the friction removed, step
+ * by step (exact bookkeeping, as for v-rescale). */
+struct NoseHooverState
+{
+    double xi = 0; // friction (1/ps)
+    void   advance(double temperature, double refT, double tauT, double dtCouple);
+};
+
 struct BarostatStep
 {
     Matrix3 mu;                // coordinate and box scaling matrix (x' = x mu)

@@ -81,7 +81,8 @@ protected:
     {
         const std::string sys = std::string(PUTMD_TEST_DATA) + "/systems/water-spce-3k";
         const std::string mdp = (dir_ / (name + ".mdp")).string();
-        std::ofstream(mdp) << "integrator = md\ndt = 0.002\nconstraints = h-bonds\ncutoff-scheme = Verlet\n"
+        const bool ownIntegrator = extra.find("integrator") != std::string::npos;
+        std::ofstream(mdp) << (ownIntegrator ? "" : "integrator = md\n") << "dt = 0.002\nconstraints = h-bonds\ncutoff-scheme = Verlet\n"
                               "coulombtype = PME\nrcoulomb = 1.0\nrvdw = 1.0\nfourierspacing = 0.12\n"
                               "DispCorr = EnerPres\nnstcalcenergy = 5\nnstenergy = 5\nnstlog = 50\n"
                            << extra;
@@ -126,6 +127,47 @@ TEST_F(MdTest, NveConservesEnergy)
     }
     EXPECT_LT(hi - lo, 0.1 * (khi - klo)) << "conserved energy spread " << hi - lo << " kinetic spread " << khi - klo;
     EXPECT_GT(khi - klo, 10.0);
+}
+
+/* Spread of the conserved energy against the energy the thermostat moved. */
+void expectConserved(const Csv& csv, double fraction)
+{
+    const auto conserved = csv.column("Conserved En.");
+    const auto total     = csv.column("Total Energy");
+    double     lo = 1e300, hi = -1e300, moved = 0;
+    for (size_t i = 0; i < conserved.size(); i++)
+    {
+        lo    = std::min(lo, conserved[i]);
+        hi    = std::max(hi, conserved[i]);
+        moved = std::max(moved, std::abs(total[i] - total[0]));
+    }
+    EXPECT_GT(moved, 200.0) << "the thermostat moved too little energy for a meaningful test";
+    EXPECT_LT(hi - lo, fraction * moved) << "conserved energy spread " << hi - lo << ", energy moved " << moved;
+}
+
+TEST_F(MdTest, NoseHooverConservesItsExtendedEnergy)
+{
+    // cool from ~310 K towards 270 K; nsttcouple 10 as GROMACS's default
+    const auto out = run("nh", "continuation = no\ntcoupl = nose-hoover\ntc-grps = System\ntau-t = 0.5\nref-t = 270\n"
+                               "nsttcouple = 10\n", 200);
+    expectConserved(readCsv(out + ".csv"), 0.02);
+}
+
+TEST_F(MdTest, VRescaleConservesItsExtendedEnergy)
+{
+    const auto out = run("vr", "continuation = no\ntcoupl = v-rescale\ntc-grps = System\ntau-t = 0.05\nref-t = 270\n"
+                               "ld-seed = 3\n", 150);
+    expectConserved(readCsv(out + ".csv"), 0.02);
+}
+
+TEST_F(MdTest, VelocityVerletConservesEnergy)
+{
+    const auto out       = run("vv", "integrator = md-vv\ntcoupl = no\ncontinuation = no\n", 100);
+    const auto conserved = readCsv(out + ".csv").column("Conserved En.");
+    const auto kinetic   = readCsv(out + ".csv").column("Kinetic En.");
+    const auto [clo, chi] = std::minmax_element(conserved.begin(), conserved.end());
+    const auto [klo, khi] = std::minmax_element(kinetic.begin(), kinetic.end());
+    EXPECT_LT(*chi - *clo, 0.1 * (*khi - *klo));
 }
 
 TEST_F(MdTest, SameSeedGivesBitwiseIdenticalRun)
