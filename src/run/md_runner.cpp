@@ -9,6 +9,7 @@
 #include "core/units.h"
 #include "run/force_calculator.h"
 #include "run/md_output.h"
+#include "run/groups.h"
 #include "run/md_setup.h"
 #include "update/constraints.h"
 #include "update/coupling.h"
@@ -98,6 +99,8 @@ private:
     std::unique_ptr<MdLog>      log_;
     std::unique_ptr<EnergyFile> energyFile_;
     std::unique_ptr<XtcWriter>  xtc_;
+    std::vector<int>            xtcAtoms_; // compressed-x-grps; empty: all atoms
+    std::vector<RVec>           xtcBuffer_;
     std::unique_ptr<TrrWriter>  trr_;
 };
 
@@ -168,7 +171,27 @@ void MdRun::openOutputs()
     log_                 = std::make_unique<MdLog>(n + ".log");
     if (mdp_.nstxoutCompressed > 0)
     {
-        xtc_ = std::make_unique<XtcWriter>(n + ".xtc", top_.numAtoms, mdp_.compressedXPrecision);
+        if (!mdp_.compressedXGrps.empty())
+        {
+            std::vector<bool> in(top_.numAtoms, false);
+            for (const auto& g : mdp_.compressedXGrps)
+            {
+                const auto members = atomsOfGroup(top_, g, mdp_.where("compressed-x-grps"));
+                for (int i = 0; i < top_.numAtoms; i++)
+                {
+                    in[i] = in[i] || members[i];
+                }
+            }
+            for (int i = 0; i < top_.numAtoms; i++)
+            {
+                if (in[i])
+                {
+                    xtcAtoms_.push_back(i);
+                }
+            }
+        }
+        const int count = xtcAtoms_.empty() ? top_.numAtoms : static_cast<int>(xtcAtoms_.size());
+        xtc_            = std::make_unique<XtcWriter>(n + ".xtc", count, mdp_.compressedXPrecision);
     }
     if (mdp_.nstxout > 0 || mdp_.nstvout > 0 || mdp_.nstfout > 0)
     {
@@ -219,7 +242,19 @@ void MdRun::writeTrajectory(long step, const ForceOutput& forces)
     const double t = mdp_.tinit + step * mdp_.dt;
     if (xtc_ && every(step, mdp_.nstxoutCompressed))
     {
-        xtc_->write(step, t, box_, x_);
+        if (xtcAtoms_.empty())
+        {
+            xtc_->write(step, t, box_, x_);
+        }
+        else
+        {
+            xtcBuffer_.resize(xtcAtoms_.size());
+            for (size_t k = 0; k < xtcAtoms_.size(); k++)
+            {
+                xtcBuffer_[k] = x_[xtcAtoms_[k]];
+            }
+            xtc_->write(step, t, box_, xtcBuffer_);
+        }
     }
     const bool wx = every(step, mdp_.nstxout), wv = every(step, mdp_.nstvout), wf = every(step, mdp_.nstfout);
     if (trr_ && (wx || wv || wf))

@@ -233,6 +233,29 @@ TEST_F(MdTest, WatersStayRigid)
     EXPECT_LT(worst, 1e-4) << "SPC/E geometry (O-H 0.1 nm, H-H 0.1633 nm) not kept";
 }
 
+TEST(MdOutput, CompressedGroupsSelectTheXtcAtoms)
+{
+    const std::string data = PUTMD_TEST_DATA;
+    const fs::path    dir  = fs::temp_directory_path() / "putmd-xtcgrp-test";
+    fs::create_directories(dir);
+    std::ofstream(dir / "md.mdp") << "integrator = md\nnsteps = 4\ndt = 0.001\ncoulombtype = PME\nrcoulomb = 1.0\nrvdw = 1.0\n"
+                                     "nstxout-compressed = 2\ncompressed-x-grps = BUT\nnstenergy = 2\n";
+    InputPaths paths;
+    paths.topology    = data + "/tiny/topol.top";
+    paths.coordinates = data + "/tiny/conf.gro";
+    paths.mdp         = (dir / "md.mdp").string();
+    SystemInputs in   = loadSystem(paths);
+    RunOptions   opt;
+    opt.deffnm = (dir / "md").string();
+    runMd(in, opt);
+    std::ifstream xtc(dir / "md.xtc", std::ios::binary);
+    unsigned char head[8] = {};
+    xtc.read(reinterpret_cast<char*>(head), 8);
+    const int natoms = (head[4] << 24) | (head[5] << 16) | (head[6] << 8) | head[7];
+    EXPECT_EQ(natoms, 4) << "the BUT molecule has 4 atoms";
+    fs::remove_all(dir);
+}
+
 TEST(Minimize, SteepestDescentConvergesOnTinySystem)
 {
     const std::string data = PUTMD_TEST_DATA;
