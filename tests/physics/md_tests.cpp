@@ -256,6 +256,40 @@ TEST(MdOutput, CompressedGroupsSelectTheXtcAtoms)
     fs::remove_all(dir);
 }
 
+TEST(MdCoupling, SeveralGroupsAndIncompleteGroupsAreReported)
+{
+    const std::string data = PUTMD_TEST_DATA;
+    const fs::path    dir  = fs::temp_directory_path() / "putmd-tcgrp-test";
+    fs::create_directories(dir);
+    auto load = [&](const std::string& groups, const std::string& taus, const std::string& temps) {
+        std::ofstream(dir / "md.mdp") << "integrator = md\nnsteps = 20\ndt = 0.001\ncoulombtype = PME\nrcoulomb = 1.0\n"
+                                         "rvdw = 1.0\nnstenergy = 10\ntcoupl = v-rescale\nld-seed = 1\ntc-grps = "
+                                      << groups << "\ntau-t = " << taus << "\nref-t = " << temps << "\n";
+        InputPaths paths;
+        paths.topology    = data + "/tiny/topol.top";
+        paths.coordinates = data + "/tiny/conf.gro";
+        paths.mdp         = (dir / "md.mdp").string();
+        return loadSystem(paths);
+    };
+    RunOptions opt;
+    opt.deffnm   = (dir / "md").string();
+    SystemInputs two = load("BUT SOL", "0.1 0.1", "300 250");
+    EXPECT_NO_THROW(runMd(two, opt));
+    SystemInputs missing = load("BUT", "0.1", "300");
+    try
+    {
+        runMd(missing, opt);
+        ADD_FAILURE() << "no error for atoms outside every tc-grps group";
+    }
+    catch (const InputError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("is in none of the groups"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("md.mdp:10"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(load("BUT SOL", "0.1", "300 250"), InputError); // one tau-t for two groups
+    fs::remove_all(dir);
+}
+
 TEST(Minimize, SteepestDescentConvergesOnTinySystem)
 {
     const std::string data = PUTMD_TEST_DATA;
