@@ -286,11 +286,9 @@ double surfaceFraction(int clusterSize, double particleDistance, double rlist)
         case 2: areaRel = 1.0 + d; break;
         case 4:
         {
-            const double d2 = d * d;
-            areaRel         = 1.0
-                      + (6 * std::acos(1 / std::sqrt(3.0)) * d
-                         + std::sqrt(3.0) * d2 * (1.0 + 5.0 / 18.0 * d2 + 7.0 / 45.0 * d2 * d2 + 83.0 / 756.0 * d2 * d2 * d2))
-                                / pi;
+            const double d2     = d * d;
+            const double series = 1.0 + 5.0 / 18.0 * d2 + 7.0 / 45.0 * d2 * d2 + 83.0 / 756.0 * d2 * d2 * d2;
+            areaRel = 1.0 + (6 * std::acos(1 / std::sqrt(3.0)) * d + std::sqrt(3.0) * d2 * series) / pi;
             break;
         }
         default: throw InternalError("surfaceFraction: cluster size must be 1, 2 or 4");
@@ -518,9 +516,9 @@ double estimateRlist(const Topology& top, const MdpOptions& mdp, const Box& box,
     if (!(referenceTemperature >= 0))
     {
         throw InputError(mdp.where("ref-t"),
-                         fmt::format("the Verlet buffer needs a reference temperature >= 0 K (with tcoupl = no, the initial "
-                                         "temperature), got {:g}",
-                                         referenceTemperature));
+                         fmt::format("the Verlet buffer needs a reference temperature >= 0 K (with tcoupl = no, "
+                                     "the initial temperature), got {:g}",
+                                     referenceTemperature));
     }
     if (isNve(mdp) && referenceTemperature == 0)
     {
@@ -546,12 +544,18 @@ VerletBufferResult chooseNstlistAndRlist(const Topology& top, const MdpOptions& 
     }
     if (mdp.verletBufferTolerance > 0 && isDynamics(mdp))
     {
-        const bool zeroTNve = isNve(mdp) && referenceTemperature == 0;
-        r.notes.push_back(zeroTNve ? fmt::format("NVE at 0 K: rlist {:.3f} nm, a {:.0f}% buffer", r.rlist, nveZeroTBuffer * 100)
-                                   : fmt::format("rlist {:.3f} nm for nstlist {}, {}x{} pair list, tolerance {:g} "
-                                                 "kJ/mol/ps per atom at {:g} K",
-                                                 r.rlist, r.nstlist, setup.clusterSizeI, setup.clusterSizeJ,
-                                                 mdp.verletBufferTolerance, referenceTemperature));
+        if (isNve(mdp) && referenceTemperature == 0)
+        {
+            r.notes.push_back(
+                    fmt::format("NVE at 0 K: rlist {:.3f} nm, a {:.0f}% buffer", r.rlist, nveZeroTBuffer * 100));
+        }
+        else
+        {
+            r.notes.push_back(fmt::format("rlist {:.3f} nm for nstlist {}, {}x{} pair list, tolerance {:g} kJ/mol/ps "
+                                          "per atom at {:g} K",
+                                          r.rlist, r.nstlist, setup.clusterSizeI, setup.clusterSizeJ,
+                                          mdp.verletBufferTolerance, referenceTemperature));
+        }
     }
     if (!isDynamics(mdp) || mdp.nstlist == 1 || mdp.nstlist >= nstlistTry[std::size(nstlistTry) - 1])
     {

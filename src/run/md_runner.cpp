@@ -117,15 +117,17 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     }
     ConstraintSettings cs{ mdp_.constraintAlgorithm, mdp_.lincsOrder, mdp_.lincsIter, mdp_.shakeTol };
     constraints_ = std::make_unique<Constraints>(top_, cs, invMass_);
-    settings_    = prepareMd(top_, mdp_, constraints_->numConstraints(), static_cast<int>(top_.settles.size()));
     box_         = in.coordinates.box;
     for (const auto& p : in.coordinates.x)
     {
         x_.push_back(RVec(p));
     }
+    // degrees of freedom (for generated velocities) before the buffer,
+    // which needs the velocities
+    const double dof = 3.0 * top_.numAtoms - constraints_->numConstraints() - (mdp_.commMode == CommMode::Linear ? 3 : 0);
     if (mdp_.genVel && !mdp_.continuation)
     {
-        v_ = generateVelocities(mass_, mdp_.genTemp, resolveSeed(mdp_.genSeed), settings_.totalDof);
+        v_ = generateVelocities(mass_, mdp_.genTemp, resolveSeed(mdp_.genSeed), dof);
     }
     else if (!in.coordinates.v.empty())
     {
@@ -138,6 +140,7 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     {
         v_.assign(x_.size(), RVec());
     }
+    settings_ = prepareMd(top_, mdp_, constraints_->numConstraints(), box_, v_);
     if (!mdp_.continuation && !constraints_->empty())
     {
         // start on the constraint surface, velocities tangent to it

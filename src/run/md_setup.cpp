@@ -5,6 +5,7 @@
 
 #include "core/random.h"
 #include "core/units.h"
+#include "nonbonded/verlet_buffer.h"
 #include "run/groups.h"
 #include "update/kinetic.h"
 
@@ -52,7 +53,8 @@ int couplingInterval(int requested, int nstcalcenergy)
 
 } // namespace
 
-MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstraintDof, int numSettles)
+MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstraintDof, const Box& box,
+                     const std::vector<Vec3<real>>& velocities)
 {
     checkSupported(mdp);
     MdSettings s;
@@ -61,7 +63,6 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
     s.nstpcouple    = couplingInterval(mdp.nstpcouple, s.nstcalcenergy);
     s.ldSeed        = resolveSeed(mdp.ldSeed);
     s.totalDof      = 3.0 * top.numAtoms - numConstraintDof - (mdp.commMode == CommMode::Linear ? 3 : 0);
-    (void)numSettles;
 
     // temperature-coupling groups (one group, System, without coupling)
     std::vector<std::string> names = mdp.tcGrps.empty() ? std::vector<std::string>{ "System" } : mdp.tcGrps;
@@ -109,20 +110,27 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
         }
     }
 
-    // pair list: an explicit rlist, or the longest cut-off plus a buffer
-    const double rc = std::max(mdp.rcoulomb, mdp.rvdw);
-    s.nstlist       = mdp.nstlist;
-    if (mdp.verletBufferTolerance < 0)
+    // pair list: GROMACS's buffer estimate for putmd's exact atom-pair list
+    // (a 1x1 list), raising nstlist as mdrun would where that is safe
+    double refT = maxReferenceTemperature(mdp);
+    if (refT < 0)
     {
-        s.rlist = std::max(mdp.rlist, rc);
-        s.notes.push_back("rlist " + std::to_string(s.rlist) + " nm (verlet-buffer-tolerance = -1: rlist from the mdp)");
+        std::vector<DVec> v;
+        for (const auto& vi : velocities)
+        {
+            v.push_back(DVec(vi));
+        }
+        refT = mdp.genVel && !mdp.continuation ? mdp.genTemp : initialTemperature(top, v, s.totalDof);
     }
-    else
+    const VerletBufferResult buffer = chooseNstlistAndRlist(top, mdp, box, refT, PairListSetup{ 1, 1 });
+    s.nstlist                       = buffer.nstlist;
+    s.rlist                         = buffer.rlist;
+    for (const auto& note : buffer.notes)
     {
-        s.rlist = rc + 0.1;
-        s.notes.push_back("rlist " + std::to_string(s.rlist) + " nm, nstlist " + std::to_string(s.nstlist)
-                          + " (fixed 0.1 nm buffer; GROMACS's estimate from verlet-buffer-tolerance is not implemented yet)");
+        s.notes.push_back(note);
     }
+    s.notes.push_back("pair list: rlist " + std::to_string(s.rlist) + " nm, updated every " + std::to_string(s.nstlist)
+                      + " steps (buffer for " + std::to_string(refT) + " K)");
     return s;
 }
 

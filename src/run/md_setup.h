@@ -42,8 +42,12 @@ struct MdSettings
     std::vector<std::string> notes; // automatic choices, for the log
 };
 
-/* Throws InputError at the offending mdp line for unsupported settings. */
-MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstraintDof, int numSettles);
+/* Throws InputError at the offending mdp line for unsupported settings.
+ * box and the starting velocities choose the pair-list buffer (GROMACS's
+ * estimate from verlet-buffer-tolerance; NVE uses the starting
+ * temperature, or gen-temp with gen-vel). */
+MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstraintDof, const Box& box,
+                     const std::vector<Vec3<real>>& velocities);
 
 /* Maxwell-Boltzmann velocities at temperature T (seeded), with the
  * centre-of-mass motion removed and scaled to exactly T for dof. */

@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <sstream>
 #include <string>
@@ -100,31 +101,69 @@ struct GromacsCase
     const char*                        name;
     const char*                        system;
     std::map<std::string, std::string> overrides;
-    double                             nveTemperature; // grompp's note; 0 when thermostatted
+    bool                               nve;
+    double                             temperature; // max ref-t, or grompp's NVE note
     double                             rlist1x1, rlist4x4;
     int                                mdrunNstlist; // md.log
     double                             mdrunRlist;
 };
 
+void PrintTo(const GromacsCase& c, std::ostream* os)
+{
+    *os << c.name;
+}
+
 const std::map<std::string, std::string> nve = { { "tcoupl", "no" } };
 
 const GromacsCase gromacsCases[] = {
-    { "WaterSpce12k", "water-spce-12k", {}, 0, 1.036, 1.000, 40, 1.098 },
-    { "WaterSpce12kNve", "water-spce-12k", nve, 300.356, 1.036, 1.000, 10, 1.000 },
-    { "RnaseAmber", "rnase-amber-cubic", {}, 0, 1.034, 1.000, 50, 1.106 },
-    { "RnaseAmberNve", "rnase-amber-cubic", nve, 299.968, 1.034, 1.000, 10, 1.000 },
+    { "WaterSpce12k", "water-spce-12k", {}, false, 300, 1.036, 1.000, 40, 1.098 },
+    { "WaterSpce12kNve", "water-spce-12k", nve, true, 300.356, 1.036, 1.000, 10, 1.000 },
+    { "RnaseAmber", "rnase-amber-cubic", {}, false, 300, 1.034, 1.000, 50, 1.106 },
+    { "RnaseAmberNve", "rnase-amber-cubic", nve, true, 299.968, 1.034, 1.000, 10, 1.000 },
+    { "RnaseTwoGroups",
+      "rnase-amber-cubic",
+      { { "tcoupl", "berendsen" },
+        { "tc-grps", "Protein Non-Protein" },
+        { "tau-t", "0.1 0.1" },
+        { "ref-t", "310 290" } },
+      false,
+      310,
+      1.036,
+      1.000,
+      50,
+      1.108 },
     { "WaterTol0005Nstlist20",
       "water-spce-12k",
       { { "verlet-buffer-tolerance", "0.0005" }, { "nstlist", "20" } },
-      0,
+      false,
+      300,
       1.158,
       1.098,
       25,
       1.130 },
+    { "Water3kDt1Nstlist15",
+      "water-spce-3k",
+      { { "dt", "0.001" }, { "nstlist", "15" } },
+      false,
+      300,
+      1.025,
+      1.000,
+      80,
+      1.100 },
+    { "Water3kPlainCutoff",
+      "water-spce-3k",
+      { { "coulombtype", "Cut-off" } },
+      false,
+      300,
+      1.129,
+      1.106,
+      20,
+      1.232 },
     { "CharmmForceSwitch12",
       "peptide-charmm27-cubic",
       { { "rcoulomb", "1.2" }, { "rvdw", "1.2" }, { "vdw-modifier", "Force-switch" }, { "rvdw-switch", "1.0" } },
-      0,
+      false,
+      300,
       1.234,
       1.200,
       80,
@@ -132,7 +171,8 @@ const GromacsCase gromacsCases[] = {
     { "AmberTriclinicRf78",
       "peptide-amber-triclinic",
       { { "coulombtype", "Reaction-Field" }, { "epsilon-rf", "78" } },
-      0,
+      false,
+      300,
       1.098,
       1.072,
       20,
@@ -140,7 +180,8 @@ const GromacsCase gromacsCases[] = {
     { "AmberTriclinicRfInfEpsR2",
       "peptide-amber-triclinic",
       { { "coulombtype", "Reaction-Field" }, { "epsilon-rf", "0" }, { "epsilon-r", "2" } },
-      0,
+      false,
+      300,
       1.085,
       1.058,
       20,
@@ -161,15 +202,15 @@ TEST_P(VerletBufferGromacsTest, RlistAndNstlistMatchGromacs)
     const SystemInputs in = loadWithMdp(c.system, c.overrides);
     const Box&         box = in.coordinates.box;
     double             temperature = maxReferenceTemperature(in.mdp);
-    if (c.nveTemperature > 0)
+    if (c.nve)
     {
         EXPECT_EQ(temperature, -1);
         temperature = initialTemperature(in.topology, in.coordinates.v, degreesOfFreedom(in.topology));
-        EXPECT_NEAR(temperature, c.nveTemperature, 0.01);
+        EXPECT_NEAR(temperature, c.temperature, 0.01);
     }
     else
     {
-        EXPECT_EQ(temperature, 300);
+        EXPECT_EQ(temperature, c.temperature);
     }
     EXPECT_NEAR(estimateRlist(in.topology, in.mdp, box, in.mdp.nstlist, temperature, { 1, 1 }), c.rlist1x1,
                 gridTolerance);
@@ -180,7 +221,7 @@ TEST_P(VerletBufferGromacsTest, RlistAndNstlistMatchGromacs)
     EXPECT_NEAR(r.rlist, c.mdrunRlist, gridTolerance);
     ASSERT_FALSE(r.notes.empty());
     const std::string& last = r.notes.back();
-    if (c.nveTemperature > 0)
+    if (c.nve)
     {
         EXPECT_NE(last.find("NVE"), std::string::npos) << last;
     }
@@ -213,8 +254,12 @@ TEST(VerletBuffer, DriftMatchesGromacsDebugOutput)
     {
         const double d = estimateDriftPerAtom(in.topology, in.mdp, in.coordinates.box, p.nstlist, 300, 1.0 + p.buffer,
                                               p.setup);
-        EXPECT_NEAR(d / p.drift, 1.0, 0.03) << "nstlist " << p.nstlist << " buffer " << p.buffer << " "
-                                           << p.setup.clusterSizeI << "x" << p.setup.clusterSizeJ;
+        // the same two significant digits as gmx prints (%.1e)
+        char mine[32], theirs[32];
+        std::snprintf(mine, sizeof mine, "%.1e", d);
+        std::snprintf(theirs, sizeof theirs, "%.1e", p.drift);
+        EXPECT_STREQ(mine, theirs) << "nstlist " << p.nstlist << " buffer " << p.buffer << " "
+                                   << p.setup.clusterSizeI << "x" << p.setup.clusterSizeJ << ": " << d;
     }
 }
 
