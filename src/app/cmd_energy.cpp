@@ -11,6 +11,7 @@
 
 #include "app/command_line.h"
 #include "app/commands.h"
+#include "app/input_options.h"
 #include "core/real.h"
 #include "io/atomic_file.h"
 #include "io/text.h"
@@ -23,36 +24,12 @@ namespace putmd
 namespace
 {
 
-const std::vector<OptionSpec>& energyOptions()
+std::vector<OptionSpec> energyOptions()
 {
-    static const std::vector<OptionSpec> specs = {
-        { "p", "TOP", "topology (.top)", "topol.top" },
-        { "c", "GRO", "coordinates (.gro)", "conf.gro" },
-        { "f", "MDP", "run parameters (.mdp)", "grompp.mdp" },
-        { "o", "JSON", "output: energies and forces as JSON", "energy.json" },
-        { "I", "DIR", "extra directory to search for #include files", "", false, true },
-        { "h", "", "print this help", "" },
-    };
+    auto specs = inputFileOptions("coordinates (.gro)");
+    specs.push_back({ "o", "JSON", "output: energies and forces as JSON", "energy.json" });
+    specs.push_back({ "h", "", "print this help", "" });
     return specs;
-}
-
-std::vector<std::string> splitPathList(const char* s)
-{
-    std::vector<std::string> out;
-    if (!s)
-    {
-        return out;
-    }
-    std::stringstream ss(s);
-    std::string       item;
-    while (std::getline(ss, item, ':'))
-    {
-        if (!item.empty())
-        {
-            out.push_back(item);
-        }
-    }
-    return out;
 }
 
 std::string toJson(const SystemInputs& in, const SinglePointResult& r)
@@ -110,7 +87,7 @@ void printTable(const SystemInputs& in, const SinglePointResult& r)
 
 int runEnergyCommand(const std::vector<std::string>& args)
 {
-    const auto& specs = energyOptions();
+    const auto  specs   = energyOptions();
     const char* summary = "single-point energies and forces of one configuration (as gmx mdrun -rerun)";
     const auto  opt     = parseOptions("energy", specs, args);
     if (opt.has("h"))
@@ -118,13 +95,7 @@ int runEnergyCommand(const std::vector<std::string>& args)
         std::cout << usage("energy", summary, specs);
         return 0;
     }
-    InputPaths paths;
-    paths.topology    = opt.get("p");
-    paths.coordinates = opt.get("c");
-    paths.mdp         = opt.get("f");
-    paths.includeDirs = opt.all("I");
-    // GMXLIB is GROMACS's own search path convention for force fields.
-    paths.gmxlibDirs = splitPathList(std::getenv("GMXLIB"));
+    const InputPaths paths = inputPathsFrom(opt);
 
     const SystemInputs in = loadSystem(paths);
     for (const auto& w : in.warnings)

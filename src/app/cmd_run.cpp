@@ -6,6 +6,7 @@
 
 #include "app/command_line.h"
 #include "app/commands.h"
+#include "app/input_options.h"
 #include "io/text.h"
 #include "run/md_runner.h"
 #include "run/minimize.h"
@@ -17,55 +18,27 @@ namespace putmd
 namespace
 {
 
-const std::vector<OptionSpec>& runOptions()
+std::vector<OptionSpec> runOptions()
 {
-    static const std::vector<OptionSpec> specs = {
-        { "p", "TOP", "topology (.top)", "topol.top" },
-        { "c", "GRO", "starting coordinates (.gro), velocities used when present", "conf.gro" },
-        { "f", "MDP", "run parameters (.mdp)", "grompp.mdp" },
-        { "deffnm", "NAME", "output prefix: NAME.log, NAME.csv, NAME.xtc, NAME.trr, NAME.gro", "md" },
-        { "nsteps", "N", "number of steps, overriding the mdp's nsteps", "" },
-        { "I", "DIR", "extra directory to search for #include files", "", false, true },
-        { "h", "", "print this help", "" },
-    };
+    auto specs = inputFileOptions("starting coordinates (.gro), velocities used when present");
+    specs.push_back({ "deffnm", "NAME", "output prefix: NAME.log, NAME.csv, NAME.xtc, NAME.trr, NAME.gro", "md" });
+    specs.push_back({ "nsteps", "N", "number of steps, overriding the mdp's nsteps", "" });
+    specs.push_back({ "h", "", "print this help", "" });
     return specs;
-}
-
-std::vector<std::string> gmxlibDirs()
-{
-    std::vector<std::string> out;
-    if (const char* s = std::getenv("GMXLIB"))
-    {
-        std::stringstream ss(s);
-        std::string       item;
-        while (std::getline(ss, item, ':'))
-        {
-            if (!item.empty())
-            {
-                out.push_back(item);
-            }
-        }
-    }
-    return out;
 }
 
 } // namespace
 
 int runRunCommand(const std::vector<std::string>& args, const std::string& commandLine)
 {
-    const auto& specs = runOptions();
+    const auto  specs = runOptions();
     const auto  opt   = parseOptions("run", specs, args);
     if (opt.has("h"))
     {
         std::cout << usage("run", "molecular dynamics (integrator md) or energy minimisation (steep)", specs);
         return 0;
     }
-    InputPaths paths;
-    paths.topology    = opt.get("p");
-    paths.coordinates = opt.get("c");
-    paths.mdp         = opt.get("f");
-    paths.includeDirs = opt.all("I");
-    paths.gmxlibDirs  = gmxlibDirs();
+    const InputPaths paths = inputPathsFrom(opt);
     RunOptions run;
     run.deffnm      = opt.get("deffnm");
     run.commandLine = commandLine;

@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "core/units.h"
+#include "io/mdp.h"
+#include "pme/grid_size.h"
 
 namespace putmd
 {
@@ -47,6 +49,16 @@ void fillBspline(int order, double w, double* theta, double* dtheta)
 }
 
 } // namespace
+
+PmeParameters pmeParametersFor(const Box& box, const MdpOptions& mdp, double ewaldCoeff, double epsfac)
+{
+    PmeParameters p;
+    p.gridSize   = choosePmeGrid(box, mdp).n;
+    p.order      = mdp.pmeOrder;
+    p.ewaldCoeff = ewaldCoeff;
+    p.epsfac     = epsfac;
+    return p;
+}
 
 std::vector<double> bsplineModuli(int n, int order)
 {

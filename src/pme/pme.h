@@ -57,6 +57,12 @@ private:
     std::unique_ptr<Fft3d>            fft_;
 };
 
+struct MdpOptions;
+struct PmeGridChoice;
+/* The parameters of the run's PME: grid (as GROMACS chooses it), order,
+ * Ewald coefficient and Coulomb prefactor. */
+PmeParameters pmeParametersFor(const Box& box, const MdpOptions& mdp, double ewaldCoeff, double epsfac);
+
 /* |sum_k M_p(k+1) exp(2 pi i m k / K)|^2 for m = 0..K-1 (zeros, which occur
  * for odd orders, are replaced by the mean of their neighbours). */
 std::vector<double> bsplineModuli(int gridSize, int order);

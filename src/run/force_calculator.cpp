@@ -13,14 +13,9 @@ ForceCalculator::ForceCalculator(const Topology& top, const MdpOptions& mdp, con
     dispCorr_ = makeDispersionCorrection(top, ic_, mdp.dispCorr);
     if (mdp.coulombType == CoulombType::Pme)
     {
-        const PmeGridChoice grid = choosePmeGrid(box, mdp);
-        PmeParameters       p;
-        p.gridSize   = grid.n;
-        p.order      = mdp.pmeOrder;
-        p.ewaldCoeff = ic_.ewaldCoeff;
-        p.epsfac     = ic_.epsfac;
-        pme_         = std::make_unique<Pme>(p);
-        pmeGrid_     = grid.n;
+        const PmeParameters p = pmeParametersFor(box, mdp, ic_.ewaldCoeff, ic_.epsfac);
+        pme_                  = std::make_unique<Pme>(p);
+        pmeGrid_              = p.gridSize;
     }
 }
 

@@ -49,15 +49,9 @@ SinglePointResult computeSinglePoint(const Topology& top, const MdpOptions& mdp,
 
     if (mdp.coulombType == CoulombType::Pme)
     {
-        const PmeGridChoice grid = choosePmeGrid(box, mdp);
-        PmeParameters params;
-        params.gridSize   = grid.n;
-        params.order      = mdp.pmeOrder;
-        params.ewaldCoeff = ic.ewaldCoeff;
-        params.epsfac     = ic.epsfac;
-        Pme pme(params);
+        Pme pme(pmeParametersFor(box, mdp, ic.ewaldCoeff, ic.epsfac));
         result.energies.add(EnergyTerm::CoulRecip, pme.compute(box, x, top.charge, result.forces));
-        result.pmeGrid    = grid.n;
+        result.pmeGrid    = pme.parameters().gridSize;
         result.ewaldCoeff = ic.ewaldCoeff;
     }
     if (mdp.dispCorr != DispCorr::No)

@@ -1,0 +1,40 @@
+#include "app/input_options.h"
+
+#include <cstdlib>
+#include <sstream>
+
+namespace putmd
+{
+
+std::vector<OptionSpec> inputFileOptions(const std::string& coordinatesHelp)
+{
+    return {
+        { "p", "TOP", "topology (.top)", "topol.top" },
+        { "c", "GRO", coordinatesHelp, "conf.gro" },
+        { "f", "MDP", "run parameters (.mdp)", "grompp.mdp" },
+        { "I", "DIR", "extra directory to search for #include files", "", false, true },
+    };
+}
+
+InputPaths inputPathsFrom(const ParsedOptions& opt)
+{
+    InputPaths paths;
+    paths.topology    = opt.get("p");
+    paths.coordinates = opt.get("c");
+    paths.mdp         = opt.get("f");
+    paths.includeDirs = opt.all("I");
+    if (const char* gmxlib = std::getenv("GMXLIB"))
+    {
+        std::stringstream ss(gmxlib);
+        for (std::string dir; std::getline(ss, dir, ':');)
+        {
+            if (!dir.empty())
+            {
+                paths.gmxlibDirs.push_back(dir);
+            }
+        }
+    }
+    return paths;
+}
+
+} // namespace putmd
