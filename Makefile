@@ -1,5 +1,5 @@
 # putmd — the two entry points a new machine needs:
-#   make run    builds putmd and runs the default input (examples/water-spce-3k)
+#   make run    builds putmd and runs the default input: 1 ps of water (examples/water-spce-3k)
 #   make test   installs what the build needs, builds, and runs the test suite
 # Everything else (build/, deps) is a step of those two.
 
@@ -35,7 +35,8 @@ test: build
 	cd $(BUILD) && ctest -j$(JOBS) --output-on-failure
 
 run: build
-	$(BUILD)/bin/putmd energy -p $(EXAMPLE)/topol.top -c $(EXAMPLE)/conf.gro -f $(EXAMPLE)/energy.mdp -o $(BUILD)/example-energy.json
+	$(BUILD)/bin/putmd run -p $(EXAMPLE)/topol.top -c $(EXAMPLE)/conf.gro -f $(EXAMPLE)/md.mdp -deffnm $(BUILD)/example-md
+	@tail -1 $(BUILD)/example-md.log
 
 clean:
 	rm -rf $(BUILD)
