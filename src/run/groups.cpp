@@ -81,7 +81,7 @@ std::vector<bool> atomsOfGroup(const Topology& top, const std::string& name, con
         bool found = false;
         for (int i = 0; i < n; i++)
         {
-            in[i] = top.moleculeTypeNames[top.moleculeType[i]] == name || top.residueName[i] == name;
+            in[i] = toLower(top.moleculeTypeNames[top.moleculeType[i]]) == lower || toLower(top.residueName[i]) == lower;
             found = found || in[i];
         }
         if (!found)

@@ -70,7 +70,8 @@ private:
     void   writeTrajectory(long step, const ForceOutput& forces);
     double couplingLambdas(long step, std::vector<double>& lambda);
     void   leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput& forces);
-    void   pressureCoupling(long step, const Matrix3& pressure, double temperature);
+    void   pressureCoupling(long step, const Matrix3& pressure, double temperature, const Matrix3& virial,
+                            const Matrix3& kinetic);
     Matrix3 groupKinetic(std::vector<double>* perGroup) const;
     Matrix3 scaledKinetic(const Matrix3& unscaled, const std::vector<double>& lambda) const;
     StepEnergies energies(const ForceOutput& forces, const Matrix3& kinetic, const Matrix3& virial) const;
@@ -93,7 +94,8 @@ private:
     void              finishRun(const Progress& progress);
     void              runVelocityVerlet();
     void              outputEnergies(long step, bool last, const ForceOutput& forces, const Matrix3& kinetic,
-                                     const Matrix3& constraintVirial, bool computeE, Matrix3* pressureOut, double* temperatureOut);
+                                     const Matrix3& constraintVirial, bool computeE, Matrix3* pressureOut, double* temperatureOut,
+                                     Matrix3* virialOut = nullptr);
     double            totalMass_ = 0;
     Matrix3           constraintVirial_;
     std::unique_ptr<MdLog>      log_;
@@ -310,7 +312,8 @@ Matrix3 MdRun::scaledKinetic(const Matrix3& unscaled, const std::vector<double>&
 double MdRun::couplingLambdas(long step, std::vector<double>& lambda)
 {
     lambda.assign(settings_.groups.size(), 1.0);
-    if (mdp_.tcoupl == TCoupl::No || !every(step, settings_.nsttcouple))
+    // as GROMACS, coupling acts on steps 1, n+1, 2n+1, ... (do_per_step(step + n - 1, n))
+    if (mdp_.tcoupl == TCoupl::No || !every(step + settings_.nsttcouple - 1, settings_.nsttcouple))
     {
         return 0;
     }
@@ -321,6 +324,10 @@ double MdRun::couplingLambdas(long step, std::vector<double>& lambda)
     {
         const double tau = settings_.groups.tauT[g];
         const double dtc = settings_.nsttcouple * mdp_.dt;
+        if (tau < 0)
+        {
+            continue; // tau-t = -1: this group is not coupled
+        }
         if (mdp_.tcoupl == TCoupl::NoseHoover)
         {
             noseHoover_[g].advance(temperatureOf(kinetic[g], settings_.groups.dof[g]), settings_.groups.refT[g], tau, dtc);
@@ -366,7 +373,9 @@ void MdRun::leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput&
     constraints_->apply(x_, xprime_, &v_, mdp_.dt, box_, &constraintVirial_);
 }
 
-void MdRun::pressureCoupling(long step, const Matrix3& pressure, double temperature)
+/* virial: force plus constraint virial of this step; kinetic: its tensor. */
+void MdRun::pressureCoupling(long step, const Matrix3& pressure, double temperature, const Matrix3& virial,
+                             const Matrix3& kinetic)
 {
     if (mdp_.pcoupl == PCoupl::No || !every(step, settings_.nstpcouple))
     {
@@ -380,10 +389,23 @@ void MdRun::pressureCoupling(long step, const Matrix3& pressure, double temperat
                                   : berendsenBarostat(mdp_, pressure, dtc);
     scaleCoordinates(xprime_, b.mu);
     const Box newBox = scaledBox(box_, b.mu);
-    // work against the reference pressure, kept in the conserved energy
-    barostatIntegral_ += (mdp_.refP[0] / presfac) * (newBox.volume() - volume);
+    // the work the barostat does, kept out of the conserved energy: scaling
+    // the coordinates changes the potential by 2 sum (mu - 1) Xi (force and
+    // constraint virial, as GROMACS counts it) ...
+    for (int d = 0; d < 3; d++)
+    {
+        for (int n = 0; n <= d; n++)
+        {
+            barostatIntegral_ -= 2 * (b.mu(d, n) - (n == d ? 1.0 : 0.0)) * virial(d, n);
+        }
+    }
     if (mdp_.pcoupl == PCoupl::CRescale)
     {
+        // ... and C-rescale's velocity scaling changes the kinetic energy
+        for (int d = 0; d < 3; d++)
+        {
+            barostatIntegral_ -= (b.velocityScale[d] * b.velocityScale[d] - 1) * kinetic(d, d);
+        }
         for (auto& vi : v_)
         {
             for (int d = 0; d < 3; d++)
@@ -392,6 +414,7 @@ void MdRun::pressureCoupling(long step, const Matrix3& pressure, double temperat
             }
         }
     }
+    (void)volume;
     box_ = newBox;
 }
 
@@ -416,7 +439,8 @@ StepEnergies MdRun::energies(const ForceOutput& forces, const Matrix3& kinetic, 
 }
 
 void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, const Matrix3& kinetic,
-                           const Matrix3& constraintVirial, bool computeE, Matrix3* pressureOut, double* temperatureOut)
+                           const Matrix3& constraintVirial, bool computeE, Matrix3* pressureOut, double* temperatureOut,
+                           Matrix3* virialOut)
 {
     if (!computeE)
     {
@@ -441,6 +465,10 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
     if (every(step, mdp_.nstlog) || last)
     {
         log_->energies(step, mdp_.tinit + step * mdp_.dt, e);
+    }
+    if (virialOut)
+    {
+        *virialOut = virial;
     }
     if (pressureOut)
     {
@@ -480,7 +508,9 @@ void MdRun::runLeapFrog()
         const Matrix3 kineticOld = kineticEnergyTensor(v_, mass_);
         thermostatIntegral_ += couplingLambdas(step, lambda);
         const Matrix3 kineticOldScaled = scaledKinetic(kineticOld, lambda);
-        // stage: update and constraints
+        // stage: update and constraints (on the last step only for the
+        // kinetic energy: the final state keeps v(t - dt/2), as GROMACS's)
+        const std::vector<RVec> vBeforeLastUpdate = last ? v_ : std::vector<RVec>();
         std::vector<double> groupKineticOld, groupKineticNew;
         if (mdp_.tcoupl == TCoupl::NoseHoover)
         {
@@ -504,17 +534,21 @@ void MdRun::runLeapFrog()
         }
         // stage: energies (kinetic energy as the average of the half steps)
         const Matrix3 kinetic = averageOf(kineticOldScaled, kineticEnergyTensor(v_, mass_));
-        Matrix3       pressure;
+        Matrix3       pressure, virial;
         double        temperature = 0;
-        outputEnergies(step, last, forces, kinetic, constraintVirial_, computeE, &pressure, &temperature);
+        outputEnergies(step, last, forces, kinetic, constraintVirial_, computeE, &pressure, &temperature, &virial);
         // stage: pressure coupling (needs this step's pressure tensor)
         if (needPressure && computeE && !last)
         {
-            pressureCoupling(step, pressure, temperature);
+            pressureCoupling(step, pressure, temperature, virial, kinetic);
         }
         if (!last)
         {
             x_.swap(xprime_);
+        }
+        else
+        {
+            v_ = vBeforeLastUpdate;
         }
         progress.update(step);
     }
@@ -576,6 +610,11 @@ void MdRun::runVelocityVerlet()
         }
         constraintVirial_ = Matrix3();
         constraints_->apply(x_, xprime_, &v_, mdp_.dt, box_, &constraintVirial_);
+        // the drift constrains the displacement of half a kick: the constraint
+        // force, and so its virial, is twice what m dx/dt^2 gives (as GROMACS)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                constraintVirial_(a, b) *= 2;
         x_.swap(xprime_);
         progress.update(step);
     }

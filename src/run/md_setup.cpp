@@ -41,14 +41,21 @@ void checkSupported(const MdpOptions& mdp)
     }
 }
 
-/* Coupling interval: the mdp's, or GROMACS's default (10, fewer for short tau). */
-int couplingInterval(int requested, int nstcalcenergy)
+/* Coupling interval: the mdp's, or GROMACS's default: 10, fewer when the
+ * shortest coupling time would get under nmin steps per tau (nmin 5 for
+ * v-rescale/Berendsen, 20 for Nose-Hoover, 10 for pressure coupling). */
+int couplingInterval(int requested, double dt, double tauMin, int nmin)
 {
     if (requested > 0)
     {
         return requested;
     }
-    return nstcalcenergy > 0 ? std::min(10, nstcalcenergy) : 10;
+    int n = 10;
+    if (n * nmin * dt > tauMin)
+    {
+        n = static_cast<int>(tauMin / (dt * nmin));
+    }
+    return std::max(n, 1);
 }
 
 } // namespace
@@ -59,8 +66,16 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
     checkSupported(mdp);
     MdSettings s;
     s.nstcalcenergy = mdp.nstcalcenergy > 0 ? mdp.nstcalcenergy : 1;
-    s.nsttcouple    = couplingInterval(mdp.nsttcouple, s.nstcalcenergy);
-    s.nstpcouple    = couplingInterval(mdp.nstpcouple, s.nstcalcenergy);
+    double tauTMin  = 1e20;
+    for (double t : mdp.tauT)
+    {
+        if (t > 0)
+        {
+            tauTMin = std::min(tauTMin, t);
+        }
+    }
+    s.nsttcouple = couplingInterval(mdp.nsttcouple, mdp.dt, tauTMin, mdp.tcoupl == TCoupl::NoseHoover ? 20 : 5);
+    s.nstpcouple = couplingInterval(mdp.nstpcouple, mdp.dt, mdp.tauP, 10);
     s.ldSeed        = resolveSeed(mdp.ldSeed);
     s.totalDof      = 3.0 * top.numAtoms - numConstraintDof - (mdp.commMode == CommMode::Linear ? 3 : 0);
 
@@ -90,10 +105,17 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
     {
         constrained[s.groups.groupOfAtom[st.o]] += 3;
     }
+    // centre-of-mass removal takes its 3 degrees of freedom from the groups
+    // in proportion to their unconstrained degrees of freedom (GROMACS)
     const double comDof = mdp.commMode == CommMode::Linear ? 3 : 0;
+    double       total  = 0;
     for (int g = 0; g < s.groups.size(); g++)
     {
-        s.groups.dof[g] = 3 * atoms[g] - constrained[g] - comDof * atoms[g] / top.numAtoms;
+        total += 3 * atoms[g] - constrained[g];
+    }
+    for (int g = 0; g < s.groups.size(); g++)
+    {
+        s.groups.dof[g] = (3 * atoms[g] - constrained[g]) * (total > 0 ? (total - comDof) / total : 0.0);
     }
     if (mdp.tcoupl != TCoupl::No)
     {
@@ -103,9 +125,14 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
         }
         for (int g = 0; g < s.groups.size(); g++)
         {
-            if (s.groups.tauT[g] < 0 || s.groups.refT[g] < 0)
+            if (s.groups.refT[g] < 0)
             {
-                throw InputError(mdp.where("tau-t"), "tau-t and ref-t must not be negative (group " + names[g] + ")");
+                throw InputError(mdp.where("ref-t"), "ref-t must not be negative (group " + names[g] + ")");
+            }
+            if (s.groups.tauT[g] == 0 || (s.groups.tauT[g] < 0 && s.groups.tauT[g] != -1))
+            {
+                throw InputError(mdp.where("tau-t"), "tau-t must be positive, or -1 for a group that is not coupled (group "
+                                                             + names[g] + ")");
             }
         }
     }

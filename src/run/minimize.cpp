@@ -101,7 +101,7 @@ MinimizeResult minimize(SystemInputs& in, const RunOptions& options)
     MinimizeResult result;
     long       step = 0;
     csv.write(0, 0, { current.out.energies[EnergyTerm::Potential], current.fmax, double(current.fmaxAtom + 1), stepsize });
-    while (step < nsteps && current.fmax >= mdp.emtol)
+    while (step < nsteps && current.fmax >= mdp.emtol && current.fmax > 0)
     {
         std::vector<RVec> trial(x.size());
         const real        scale = real(stepsize / current.fmax);
@@ -126,7 +126,7 @@ MinimizeResult minimize(SystemInputs& in, const RunOptions& options)
         {
             stepsize *= 0.2;
         }
-        if (stepsize < 1e3 * std::numeric_limits<real>::epsilon() * 1e-3)
+        if (stepsize < std::numeric_limits<real>::epsilon())
         {
             log.line("step size below the machine precision of the coordinates: stopping");
             break;

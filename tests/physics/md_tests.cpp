@@ -160,6 +160,24 @@ TEST_F(MdTest, VRescaleConservesItsExtendedEnergy)
     expectConserved(readCsv(out + ".csv"), 0.02);
 }
 
+TEST_F(MdTest, CRescaleChangesTheBoxAndKeepsTheConservedEnergy)
+{
+    const std::string npt = "tcoupl = v-rescale\ntc-grps = System\ntau-t = 0.1\nref-t = 300\nld-seed = 9\n"
+                            "pcoupl = C-rescale\npcoupltype = isotropic\ntau-p = 0.5\nref-p = 1000\n"
+                            "compressibility = 4.5e-5\nnstpcouple = 5\n";
+    const auto out    = run("npt", npt, 200);
+    const Csv  csv    = readCsv(out + ".csv");
+    const auto volume = csv.column("Volume");
+    EXPECT_LT(volume.back(), volume.front()) << "1000 bar compresses the box";
+    const auto conserved = csv.column("Conserved En.");
+    const auto [lo, hi]  = std::minmax_element(conserved.begin(), conserved.end());
+    const auto potential = csv.column("Potential");
+    const auto [plo, phi] = std::minmax_element(potential.begin(), potential.end());
+    EXPECT_LT(*hi - *lo, 0.1 * (*phi - *plo)) << "the barostat's and thermostat's work are kept out of Conserved En.";
+    const auto boxX = csv.column("Box-X"), boxZ = csv.column("Box-Z");
+    EXPECT_NEAR(boxX.back() / boxX.front(), boxZ.back() / boxZ.front(), 1e-9) << "isotropic";
+}
+
 TEST_F(MdTest, VelocityVerletConservesEnergy)
 {
     const auto out       = run("vv", "integrator = md-vv\ntcoupl = no\ncontinuation = no\n", 100);
