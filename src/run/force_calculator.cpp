@@ -29,14 +29,22 @@ void ForceCalculator::compute(const std::vector<Vec3<real>>& x, const Box& box, 
     Matrix3* vir = needVirial ? &out.virial : nullptr;
     if (search)
     {
+        Timed t(timers_, Stage::Search);
         pairList_.build(top_, box, x, rlist_);
     }
-    pairList_.compute(top_, ic_, box, x, out.f, out.energies, vir);
-    ListedSettings listed;
-    listed.epsfac = ic_.epsfac;
-    computeListed(top_.listed, listed, x, Pbc(box), out.f, out.energies, vir);
+    {
+        Timed t(timers_, Stage::Nonbonded);
+        pairList_.compute(top_, ic_, box, x, out.f, out.energies, vir);
+    }
+    {
+        Timed          t(timers_, Stage::Listed);
+        ListedSettings listed;
+        listed.epsfac = ic_.epsfac;
+        computeListed(top_.listed, listed, x, Pbc(box), out.f, out.energies, vir);
+    }
     if (pme_)
     {
+        Timed t(timers_, Stage::PmeMesh);
         out.energies.add(EnergyTerm::CoulRecip, pme_->compute(box, x, top_.charge, out.f, vir));
     }
     if (dispCorrMode_ != DispCorr::No)

@@ -22,6 +22,7 @@
 #include "nonbonded/dispersion_correction.h"
 #include "nonbonded/interaction_const.h"
 #include "nonbonded/pair_list.h"
+#include "timing/stage_timer.h"
 #include "topology/topology.h"
 
 namespace putmd
@@ -44,6 +45,9 @@ public:
 
     void compute(const std::vector<Vec3<real>>& x, const Box& box, bool search, bool needVirial, ForceOutput& out);
 
+    /* Times search, nonbonded, listed and PME into these (may be null). */
+    void setTimers(StageTimers* timers) { timers_ = timers; }
+
     const InteractionConst& interactionConst() const { return ic_; }
     std::array<int, 3>      pmeGrid() const { return pmeGrid_; }
     double                  rlist() const { return rlist_; }
@@ -60,6 +64,7 @@ private:
     std::unique_ptr<Pme> pme_;
     std::array<int, 3>   pmeGrid_{};
     double               rlist_;
+    StageTimers*         timers_ = nullptr;
 };
 
 } // namespace putmd

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <ctime>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -104,6 +105,7 @@ private:
     std::vector<int>            xtcAtoms_; // compressed-x-grps; empty: all atoms
     std::vector<RVec>           xtcBuffer_;
     std::unique_ptr<TrrWriter>  trr_;
+    StageTimers                 timers_;
 };
 
 MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
@@ -167,6 +169,7 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     }
     forces_ = std::make_unique<ForceCalculator>(top_, mdp_, box_, settings_.rlist);
     noseHoover_.assign(settings_.groups.size(), NoseHooverState());
+    forces_->setTimers(&timers_);
     openOutputs();
 }
 
@@ -350,7 +353,8 @@ double MdRun::couplingLambdas(long step, std::vector<double>& lambda)
 
 void MdRun::leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput& forces)
 {
-    const real dt = real(mdp_.dt);
+    std::optional<Timed> updateTimer(std::in_place, &timers_, Stage::Update);
+    const real           dt = real(mdp_.dt);
     const bool nh = mdp_.tcoupl == TCoupl::NoseHoover;
     xprime_.resize(x_.size());
     for (size_t i = 0; i < x_.size(); i++)
@@ -369,6 +373,8 @@ void MdRun::leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput&
         }
         xprime_[i] = x_[i] + v_[i] * dt;
     }
+    updateTimer.reset();
+    Timed constraintTimer(&timers_, Stage::Constraints);
     constraintVirial_ = Matrix3();
     constraints_->apply(x_, xprime_, &v_, mdp_.dt, box_, &constraintVirial_);
 }
@@ -501,12 +507,21 @@ void MdRun::runLeapFrog()
             putAtomsInBox(x_, box_);
         }
         // stage: forces
-        forces_->compute(x_, box_, search, computeE, forces);
+        {
+            Timed t(&timers_, Stage::Force);
+            forces_->compute(x_, box_, search, computeE, forces);
+        }
         // stage: trajectory output
-        writeTrajectory(step, forces);
+        {
+            Timed t(&timers_, Stage::TrajectoryOutput);
+            writeTrajectory(step, forces);
+        }
         // stage: temperature coupling, with the kinetic energy of the old half step
         const Matrix3 kineticOld = kineticEnergyTensor(v_, mass_);
-        thermostatIntegral_ += couplingLambdas(step, lambda);
+        {
+            Timed t(&timers_, Stage::Coupling);
+            thermostatIntegral_ += couplingLambdas(step, lambda);
+        }
         const Matrix3 kineticOldScaled = scaledKinetic(kineticOld, lambda);
         // stage: update and constraints (on the last step only for the
         // kinetic energy: the final state keeps v(t - dt/2), as GROMACS's)
@@ -536,7 +551,10 @@ void MdRun::runLeapFrog()
         const Matrix3 kinetic = averageOf(kineticOldScaled, kineticEnergyTensor(v_, mass_));
         Matrix3       pressure, virial;
         double        temperature = 0;
-        outputEnergies(step, last, forces, kinetic, constraintVirial_, computeE, &pressure, &temperature, &virial);
+        {
+            Timed t(&timers_, Stage::EnergyOutput);
+            outputEnergies(step, last, forces, kinetic, constraintVirial_, computeE, &pressure, &temperature, &virial);
+        }
         // stage: pressure coupling (needs this step's pressure tensor)
         if (needPressure && computeE && !last)
         {
@@ -575,7 +593,10 @@ void MdRun::runVelocityVerlet()
         {
             putAtomsInBox(x_, box_);
         }
-        forces_->compute(x_, box_, search, computeE, forces);
+        {
+            Timed t(&timers_, Stage::Force);
+            forces_->compute(x_, box_, search, computeE, forces);
+        }
         if (step > 0)
         {
             // second half kick: v(t) from v(t - dt/2)
@@ -590,13 +611,22 @@ void MdRun::runVelocityVerlet()
             removeCenterOfMassVelocity(v_, mass_);
         }
         // full-step temperature coupling scales v(t)
-        thermostatIntegral_ += couplingLambdas(step, lambda);
+        {
+            Timed t(&timers_, Stage::Coupling);
+            thermostatIntegral_ += couplingLambdas(step, lambda);
+        }
         for (size_t i = 0; i < v_.size(); i++)
         {
             v_[i] *= real(lambda[settings_.groups.groupOfAtom[i]]);
         }
-        writeTrajectory(step, forces);
-        outputEnergies(step, last, forces, kineticEnergyTensor(v_, mass_), constraintVirial_, computeE, nullptr, nullptr);
+        {
+            Timed t(&timers_, Stage::TrajectoryOutput);
+            writeTrajectory(step, forces);
+        }
+        {
+            Timed t(&timers_, Stage::EnergyOutput);
+            outputEnergies(step, last, forces, kineticEnergyTensor(v_, mass_), constraintVirial_, computeE, nullptr, nullptr);
+        }
         if (last)
         {
             break;
@@ -645,6 +675,7 @@ void MdRun::finishRun(const Progress& progress)
                                constraints_->maxRelativeDeviation(x_, box_)));
     }
     const double nsPerDay = progress.nsPerDay(nsteps_);
+    log_->line("\n" + timers_.table(progress.elapsedSeconds()));
     log_->line(fmt::format("Wall time {:.2f} s for {} steps", progress.elapsedSeconds(), nsteps_));
     log_->line(fmt::format("Performance: {:.3f} ns/day {:.3f} hour/ns", nsPerDay, nsPerDay > 0 ? 24 / nsPerDay : 0));
 }

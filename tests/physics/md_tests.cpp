@@ -226,6 +226,21 @@ TEST_F(MdTest, VRescaleBringsTemperatureToTarget)
     EXPECT_NEAR(mean, 280, 10) << "mean temperature over the second half";
 }
 
+TEST_F(MdTest, LogEndsWithTimeAccountingAndPerformance)
+{
+    const auto    out = run("log", "tcoupl = no\n", 10);
+    std::ifstream in(out + ".log");
+    std::string   text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (const char* want : { "R E A L   T I M E   A C C O U N T I N G", "Force", "  Nonbonded", "  PME mesh", "Constraints",
+                              "Rest", "Total", "PME: grid 28 x 28 x 28", "chosen: pair list: rlist" })
+    {
+        EXPECT_NE(text.find(want), std::string::npos) << "log lacks '" << want << "'";
+    }
+    const auto perf = text.rfind("Performance: ");
+    ASSERT_NE(perf, std::string::npos);
+    EXPECT_EQ(text.find('\n', perf), text.size() - 1) << "the log ends with the Performance line";
+}
+
 TEST_F(MdTest, GeneratedVelocitiesHaveGenTemp)
 {
     const auto out = run("gen", "tcoupl = no\ngen-vel = yes\ngen-temp = 400\ngen-seed = 11\n", 5);

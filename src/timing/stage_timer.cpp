@@ -1,0 +1,60 @@
+#include "timing/stage_timer.h"
+
+#include <fmt/format.h>
+
+namespace putmd
+{
+
+const char* stageName(Stage s)
+{
+    switch (s)
+    {
+        case Stage::Search: return "Pair search";
+        case Stage::Force: return "Force";
+        case Stage::Nonbonded: return "Nonbonded";
+        case Stage::Listed: return "Listed";
+        case Stage::PmeMesh: return "PME mesh";
+        case Stage::TrajectoryOutput: return "Write traj.";
+        case Stage::Coupling: return "T-coupling";
+        case Stage::Update: return "Update";
+        case Stage::Constraints: return "Constraints";
+        case Stage::EnergyOutput: return "Energies";
+        case Stage::Count: break;
+    }
+    return "?";
+}
+
+bool isSubStage(Stage s)
+{
+    return s == Stage::Nonbonded || s == Stage::Listed || s == Stage::PmeMesh;
+}
+
+std::string StageTimers::table(double total) const
+{
+    std::string out = "     R E A L   T I M E   A C C O U N T I N G\n\n";
+    out += fmt::format(" {:<20}{:>12}{:>14}{:>10}\n", "Stage", "Calls", "Wall t (s)", "%");
+    out += " " + std::string(55, '-') + "\n";
+    double accounted = 0;
+    for (int i = 0; i < static_cast<int>(Stage::Count); i++)
+    {
+        const Stage s = static_cast<Stage>(i);
+        if (calls_[i] == 0)
+        {
+            continue;
+        }
+        if (!isSubStage(s))
+        {
+            accounted += seconds_[i];
+        }
+        const std::string name = isSubStage(s) ? std::string("  ") + stageName(s) : stageName(s);
+        out += fmt::format(" {:<20}{:>12}{:>14.3f}{:>10.1f}\n", name, calls_[i], seconds_[i],
+                           total > 0 ? 100 * seconds_[i] / total : 0.0);
+    }
+    out += fmt::format(" {:<20}{:>12}{:>14.3f}{:>10.1f}\n", "Rest", "", total - accounted,
+                       total > 0 ? 100 * (total - accounted) / total : 0.0);
+    out += " " + std::string(55, '-') + "\n";
+    out += fmt::format(" {:<20}{:>12}{:>14.3f}{:>10.1f}\n", "Total", "", total, 100.0);
+    return out;
+}
+
+} // namespace putmd
