@@ -26,7 +26,7 @@ const char* stageName(Stage s)
 
 bool isSubStage(Stage s)
 {
-    return s == Stage::Nonbonded || s == Stage::Listed || s == Stage::PmeMesh;
+    return s == Stage::Search || s == Stage::Nonbonded || s == Stage::Listed || s == Stage::PmeMesh;
 }
 
 std::string StageTimers::table(double total) const

@@ -20,8 +20,9 @@ namespace putmd
 
 enum class Stage
 {
-    Search,
     Force,
+    Search, // inside Force
+
     Nonbonded,
     Listed,
     PmeMesh,

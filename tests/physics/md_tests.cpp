@@ -236,6 +236,10 @@ TEST_F(MdTest, LogEndsWithTimeAccountingAndPerformance)
     {
         EXPECT_NE(text.find(want), std::string::npos) << "log lacks '" << want << "'";
     }
+    const auto restAt = text.find(" Rest ");
+    ASSERT_NE(restAt, std::string::npos);
+    const double rest = std::stod(text.substr(restAt + 6, 40));
+    EXPECT_GE(rest, 0.0) << "stages counted twice make Rest negative";
     const auto perf = text.rfind("Performance: ");
     ASSERT_NE(perf, std::string::npos);
     EXPECT_EQ(text.find('\n', perf), text.size() - 1) << "the log ends with the Performance line";
