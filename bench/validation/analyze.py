@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Numbers for docs/validation.md from putmd's NAME.csv and GROMACS's NAME.edr.
 
-usage: analyze.py drift  PUTMD_CSV GMX_EDR NATOMS   conserved-energy drift per atom per ns (linear fit)
+usage: analyze.py drift  PUTMD_CSV GMX_EDR NATOMS [SKIP_PS]   conserved-energy drift per atom (linear fit after SKIP_PS)
        analyze.py mean   PUTMD_CSV GMX_EDR COLUMN [SKIP_PS]   mean of a column (e.g. Density, Temperature)
 GMX_EDR may be '-' to skip GROMACS. Standard library only; needs `gmx` for .edr files.
 """
@@ -47,11 +47,14 @@ def main():
     kind = sys.argv[1]
     if kind == "drift":
         natoms = int(sys.argv[4])
+        skip = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
         for name, series in (("putmd", lambda c: putmd_series(sys.argv[2], c)),
                              ("GROMACS", lambda c: gmx_series(sys.argv[3], c))):
             if (name == "GROMACS" and sys.argv[3] == "-") or (name == "putmd" and sys.argv[2] == "-"):
                 continue
             t, e = series("Conserved En.")
+            keep = [i for i, a in enumerate(t) if a >= t[0] + skip]
+            t, e = [t[i] for i in keep], [e[i] for i in keep]
             # kJ/mol/ps per atom, and per ns
             s = slope(t, e) / natoms
             print(f"{name}: drift {s:.3e} kJ/mol/ps per atom ({s * 1000:.3e} per ns), {len(t)} points over {t[-1] - t[0]:.1f} ps")

@@ -20,6 +20,10 @@
 namespace putmd
 {
 
+/* The fraction of verlet-buffer-tolerance putmd's exact pair list is sized
+ * for (see prepareMd). */
+constexpr double kExactListToleranceFactor = 0.1;
+
 struct CouplingGroups
 {
     std::vector<int>    groupOfAtom;
