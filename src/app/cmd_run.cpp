@@ -1,6 +1,8 @@
 /* app/cmd_run.cpp — `putmd run`: molecular dynamics or minimisation from
  * GROMACS inputs, with GROMACS's output names under -deffnm. */
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
 #include <iostream>
 #include <sstream>
 
@@ -23,6 +25,7 @@ std::vector<OptionSpec> runOptions()
     auto specs = inputFileOptions("starting coordinates (.gro), velocities used when present");
     specs.push_back({ "deffnm", "NAME", "output prefix: NAME.log, NAME.csv, NAME.xtc, NAME.trr, NAME.gro", "md" });
     specs.push_back({ "nsteps", "N", "number of steps, overriding the mdp's nsteps", "" });
+    specs.push_back({ "nt", "N", "threads (0: one per core of this machine)", "0" });
     specs.push_back({ "h", "", "print this help", "" });
     return specs;
 }
@@ -51,6 +54,12 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
         }
         run.nstepsOverride = *n;
     }
+    const auto nt = tryParseInt(opt.get("nt"));
+    if (!nt || *nt < 0 || *nt > 1024)
+    {
+        throw InputError("putmd run: -nt needs a thread count from 0 (one per core) to 1024, found '" + opt.get("nt") + "'");
+    }
+    run.numThreads = *nt > 0 ? static_cast<int>(*nt) : std::max(1u, std::thread::hardware_concurrency());
     SystemInputs in = loadSystem(paths);
     for (const auto& w : in.warnings)
     {

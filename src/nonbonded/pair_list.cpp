@@ -1,6 +1,7 @@
 #include "nonbonded/pair_list.h"
 
 #include <algorithm>
+#include <exception>
 
 #include "nonbonded/cell_grid.h"
 #include "nonbonded/exclusion_corrections.h"
@@ -43,16 +44,13 @@ void PairList::build(const Topology& top, const Box& box, const std::vector<Vec3
     }
 }
 
-void PairList::compute(const Topology& top, const InteractionConst& ic, const Box& box, const std::vector<Vec3<real>>& x,
-                       std::vector<Vec3<real>>& f, EnergyTerms& energies, Matrix3* virial) const
+template<typename Kernel>
+void PairList::computeRange(int begin, int end, const Box& box, const std::vector<Vec3<real>>& x, Kernel& kernel,
+                            real rmax2) const
 {
     using RVec     = Vec3<real>;
     const auto& bv = box.vectors();
-    PairKernel  kernel(top, ic, f);
-    kernel.computeVirial = virial != nullptr;
-    const real  rmax2    = real(ic.rmax * ic.rmax);
-    const int   n        = static_cast<int>(x.size());
-    for (int i = 0; i < n; i++)
+    for (int i = begin; i < end; i++)
     {
         const RVec xi = x[i];
         for (int p = start_[i]; p < start_[i + 1]; p++)
@@ -74,19 +72,85 @@ void PairList::compute(const Topology& top, const InteractionConst& ic, const Bo
             }
         }
     }
-    const double vexcl = exclusionCorrections(top, ic, Pbc(box), x, f, virial);
-    energies.add(EnergyTerm::LJSR, kernel.vlj);
-    energies.add(EnergyTerm::CoulombSR, kernel.vcoul + vexcl);
-    if (virial)
+}
+
+void PairList::compute(const Topology& top, const InteractionConst& ic, const Box& box, const std::vector<Vec3<real>>& x,
+                       std::vector<Vec3<real>>& f, EnergyTerms& energies, Matrix3* virial)
+{
+    const real rmax2 = real(ic.rmax * ic.rmax);
+    const int  n     = static_cast<int>(x.size());
+    const int  nt    = std::max(1, std::min(numThreads_, n));
+    // shares of equal numbers of pairs
+    threadStart_.assign(nt + 1, n);
+    threadStart_[0] = 0;
+    for (int t = 1, i = 0; t < nt; t++)
     {
-        for (int a = 0; a < 3; a++)
+        const long target = static_cast<long>(j_.size()) * t / nt;
+        while (i < n && start_[i] < target)
         {
-            for (int b = 0; b < 3; b++)
+            i++;
+        }
+        threadStart_[t] = i;
+    }
+    threadForces_.resize(nt - 1);
+    std::vector<double>             vlj(nt, 0), vcoul(nt, 0);
+    std::vector<Matrix3>            vir(nt);
+    std::vector<std::exception_ptr> failure(nt);
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+    for (int t = 0; t < nt; t++)
+    {
+        try
+        {
+            auto& buffer = t == 0 ? f : threadForces_[t - 1];
+            if (t > 0)
             {
-                (*virial)(a, b) += kernel.virial(a, b);
+                buffer.assign(x.size(), Vec3<real>());
+            }
+            PairKernel kernel(top, ic, buffer);
+            kernel.computeVirial = virial != nullptr;
+            computeRange(threadStart_[t], threadStart_[t + 1], box, x, kernel, rmax2);
+            vlj[t]   = kernel.vlj;
+            vcoul[t] = kernel.vcoul;
+            vir[t]   = kernel.virial;
+        }
+        catch (...)
+        {
+            failure[t] = std::current_exception();
+        }
+    }
+    for (const auto& e : failure)
+    {
+        if (e)
+        {
+            std::rethrow_exception(e);
+        }
+    }
+    double ljSum = 0, coulSum = 0;
+    for (int t = 0; t < nt; t++)
+    {
+        if (t > 0)
+        {
+            for (int i = 0; i < n; i++)
+            {
+                f[i] += threadForces_[t - 1][i];
+            }
+        }
+        ljSum += vlj[t];
+        coulSum += vcoul[t];
+        if (virial)
+        {
+            for (int a = 0; a < 3; a++)
+            {
+                for (int b = 0; b < 3; b++)
+                {
+                    (*virial)(a, b) += vir[t](a, b);
+                }
             }
         }
     }
+    const double vexcl = exclusionCorrections(top, ic, Pbc(box), x, f, virial);
+    energies.add(EnergyTerm::LJSR, ljSum);
+    energies.add(EnergyTerm::CoulombSR, coulSum + vexcl);
 }
 
 } // namespace putmd

@@ -32,11 +32,25 @@ public:
     double rlist() const { return rlist_; }
 
     /* Short-range energies into LJ (SR) / Coulomb (SR) (exclusion
-     * corrections included), forces into f, virial added if not null. */
+     * corrections included), forces into f, virial added if not null.
+     * With several threads each works on its own share of the i-atoms
+     * (equal numbers of pairs) into its own force buffer; buffers, energies
+     * and virials are summed in thread order, so the result is the same
+     * for the same number of threads. */
     void compute(const Topology& top, const InteractionConst& ic, const Box& box, const std::vector<Vec3<real>>& x,
-                 std::vector<Vec3<real>>& f, EnergyTerms& energies, Matrix3* virial) const;
+                 std::vector<Vec3<real>>& f, EnergyTerms& energies, Matrix3* virial);
+
+    void setNumThreads(int n) { numThreads_ = n > 0 ? n : 1; }
 
 private:
+    /* The pairs of atoms [begin, end) into kernel-owned sums. */
+    template<typename Kernel>
+    void computeRange(int begin, int end, const Box& box, const std::vector<Vec3<real>>& x, Kernel& kernel,
+                      real rmax2) const;
+
+    int                              numThreads_ = 1;
+    std::vector<int>                 threadStart_; // first i of each thread's share
+    std::vector<std::vector<Vec3<real>>> threadForces_;
     double                           rlist_ = 0;
     std::vector<int>                 start_; // per i, numAtoms + 1
     std::vector<int>                 j_;

@@ -45,6 +45,9 @@ public:
 
     void compute(const std::vector<Vec3<real>>& x, const Box& box, bool search, bool needVirial, ForceOutput& out);
 
+    /* Threads for the nonbonded kernel (the rest is one thread for now). */
+    void setNumThreads(int n) { pairList_.setNumThreads(n); }
+
     /* Times search, nonbonded, listed and PME into these (may be null). */
     void setTimers(StageTimers* timers) { timers_ = timers; }
 

@@ -170,6 +170,7 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     forces_ = std::make_unique<ForceCalculator>(top_, mdp_, box_, settings_.rlist);
     noseHoover_.assign(settings_.groups.size(), NoseHooverState());
     forces_->setTimers(&timers_);
+    forces_->setNumThreads(options_.numThreads);
     openOutputs();
 }
 
@@ -216,6 +217,7 @@ void MdRun::writeHeader()
     log_->line("command: " + options_.commandLine);
     log_->line(fmt::format("system: {} ({} atoms), integrator {}, dt {} ps, nsteps {}", top_.systemName, top_.numAtoms,
                            enumName(mdp_.integrator), mdp_.dt, nsteps_));
+    log_->line(fmt::format("threads: {} for the nonbonded kernel, 1 for the rest (-nt)", options_.numThreads));
     log_->line(fmt::format("cut-offs: rcoulomb {} nm ({}), rvdw {} nm ({}), DispCorr {}", mdp_.rcoulomb,
                            enumName(mdp_.coulombType), mdp_.rvdw, enumName(mdp_.vdwModifier), enumName(mdp_.dispCorr)));
     const auto g = forces_->pmeGrid();

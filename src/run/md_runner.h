@@ -26,6 +26,7 @@ struct RunOptions
     std::string deffnm         = "md"; // output file prefix
     long        nstepsOverride = -2;   // -2: use the mdp's nsteps
     std::string commandLine;           // for the log
+    int         numThreads = 1;        // -nt: threads for the nonbonded kernel
 };
 
 /* The state after the last step (what NAME.gro holds, at full precision). */

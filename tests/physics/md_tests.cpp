@@ -94,6 +94,7 @@ protected:
         RunOptions   opt;
         opt.deffnm         = (dir_ / name).string();
         opt.nstepsOverride = nsteps;
+        opt.numThreads     = threads_;
         MdFinalState final = runMd(in, opt);
         if (state)
         {
@@ -103,6 +104,7 @@ protected:
     }
 
     fs::path dir_;
+    int      threads_ = 1;
 };
 
 TEST_F(MdTest, NveConservesEnergy)
@@ -207,6 +209,28 @@ TEST_F(MdTest, SameSeedGivesBitwiseIdenticalRun)
                             "gen-vel = yes\ngen-temp = 350\ngen-seed = 99\n", 40);
     EXPECT_NE(readCsv(a + ".csv").column("Temperature").back(), readCsv(c + ".csv").column("Temperature").back())
             << "a different ld-seed must change the run";
+}
+
+TEST_F(MdTest, TwoThreadsAreReproducibleAndAgreeWithOne)
+{
+    const std::string nve = "tcoupl = no\ncontinuation = no\n";
+    threads_              = 2;
+    const auto a          = run("t2a", nve, 30);
+    const auto b          = run("t2b", nve, 30);
+    threads_              = 1;
+    const auto c          = run("t1", nve, 30);
+    std::ifstream fa(a + ".csv"), fb(b + ".csv");
+    std::stringstream sa, sb;
+    sa << fa.rdbuf();
+    sb << fb.rdbuf();
+    EXPECT_EQ(sa.str(), sb.str()) << "two runs with 2 threads differ";
+    const auto e2 = readCsv(a + ".csv").column("Potential");
+    const auto e1 = readCsv(c + ".csv").column("Potential");
+    ASSERT_EQ(e1.size(), e2.size());
+    for (size_t i = 0; i < e1.size(); i++)
+    {
+        EXPECT_NEAR(e2[i], e1[i], 1e-6 * std::abs(e1[i])) << "row " << i << ": 1 and 2 threads sum in another order only";
+    }
 }
 
 TEST_F(MdTest, VRescaleBringsTemperatureToTarget)
