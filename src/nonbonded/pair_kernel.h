@@ -16,6 +16,7 @@
 #include "core/real.h"
 #include "core/units.h"
 #include "core/vec.h"
+#include "nonbonded/ewald_table.h"
 #include "nonbonded/interaction_const.h"
 #include "topology/topology.h"
 
@@ -42,8 +43,10 @@ struct PairKernel
 {
     using RVec = Vec3<real>;
 
-    PairKernel(const Topology& t, const InteractionConst& c, std::vector<RVec>& forces) :
-        top(t), ic(c), f(forces), rvdw2(real(c.rvdw * c.rvdw)), rcoul2(real(c.rcoulomb * c.rcoulomb))
+    /* ewaldTable: tabulated erfc for the dynamics kernel; null computes
+     * erfc and exp with the library (the reference kernel). */
+    PairKernel(const Topology& t, const InteractionConst& c, std::vector<RVec>& forces, const EwaldTable* ewaldTable = nullptr) :
+        top(t), ic(c), f(forces), rvdw2(real(c.rvdw * c.rvdw)), rcoul2(real(c.rcoulomb * c.rcoulomb)), table(ewaldTable)
     {
     }
 
@@ -54,6 +57,7 @@ struct PairKernel
     double                  vlj = 0, vcoul = 0;
     Matrix3                 virial;
     real                    rvdw2, rcoul2;
+    const EwaldTable*       table;
 
     /* d = x_i - x_j (the interacting image), r2 = |d|^2. */
     void operator()(int i, int j, const RVec& d, real r2)
@@ -131,9 +135,18 @@ private:
         {
             const real beta = real(ic.ewaldCoeff);
             const real r    = r2 * rinv;
-            const real erfc = std::erfc(beta * r);
+            real       erfc, dErfc; // erfc(beta r) and its derivative in r
+            if (table)
+            {
+                table->evaluate(r, &erfc, &dErfc);
+            }
+            else
+            {
+                erfc  = std::erfc(beta * r);
+                dErfc = -real(2 / std::sqrt(units::pi)) * beta * std::exp(-beta * beta * r2);
+            }
             vcoul += double(qq) * (double(erfc * rinv) - ic.shEwald);
-            return qq * (erfc * rinv + real(2 / std::sqrt(units::pi)) * beta * std::exp(-beta * beta * r2)) * rinv2;
+            return qq * (erfc * rinv - dErfc) * rinv2;
         }
         vcoul += double(qq) * (double(rinv) + ic.kRf * double(r2) - ic.cRf);
         return qq * (rinv * rinv2 - real(2 * ic.kRf));

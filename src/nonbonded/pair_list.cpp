@@ -80,6 +80,12 @@ void PairList::compute(const Topology& top, const InteractionConst& ic, const Bo
     const real rmax2 = real(ic.rmax * ic.rmax);
     const int  n     = static_cast<int>(x.size());
     const int  nt    = std::max(1, std::min(numThreads_, n));
+    if (ic.coulombType == CoulombType::Pme && (ewaldTable_.empty() || ewaldTableBeta_ != ic.ewaldCoeff || ewaldTableRange_ < ic.rmax))
+    {
+        ewaldTable_      = EwaldTable(ic.ewaldCoeff, ic.rmax);
+        ewaldTableBeta_  = ic.ewaldCoeff;
+        ewaldTableRange_ = ic.rmax;
+    }
     // shares of equal numbers of pairs
     threadStart_.assign(nt + 1, n);
     threadStart_[0] = 0;
@@ -106,7 +112,7 @@ void PairList::compute(const Topology& top, const InteractionConst& ic, const Bo
             {
                 buffer.assign(x.size(), Vec3<real>());
             }
-            PairKernel kernel(top, ic, buffer);
+            PairKernel kernel(top, ic, buffer, ewaldTable_.empty() ? nullptr : &ewaldTable_);
             kernel.computeVirial = virial != nullptr;
             computeRange(threadStart_[t], threadStart_[t + 1], box, x, kernel, rmax2);
             vlj[t]   = kernel.vlj;

@@ -17,6 +17,7 @@
 #include "core/energy_terms.h"
 #include "core/real.h"
 #include "core/vec.h"
+#include "nonbonded/ewald_table.h"
 #include "nonbonded/interaction_const.h"
 #include "topology/topology.h"
 
@@ -49,6 +50,8 @@ private:
                       real rmax2) const;
 
     int                              numThreads_ = 1;
+    EwaldTable                       ewaldTable_;
+    double                           ewaldTableBeta_ = 0, ewaldTableRange_ = 0;
     std::vector<int>                 threadStart_; // first i of each thread's share
     std::vector<std::vector<Vec3<real>>> threadForces_;
     double                           rlist_ = 0;
