@@ -39,14 +39,30 @@ inline void forceSwitchedTerm(const ForceSwitchCoefficients& s, int alpha, doubl
     *fOverR         = (alpha * rinvAlpha * rinv + s.a * dr * dr + s.b * dr * dr * dr) * rinv;
 }
 
+/* The per-atom and per-type parameters of the pair kernel in the build's
+ * precision, made once per list instead of per pair: charges scaled by
+ * sqrt(epsfac) (so q_i q_j carries the Coulomb prefactor), LJ types and the
+ * C6/C12 matrix. */
+struct PairParameters
+{
+    std::vector<real> scaledCharge;
+    std::vector<int>  ljType;
+    std::vector<real> c6, c12;
+    int               numTypes = 0;
+
+    void set(const Topology& top, double epsfac);
+};
+
 struct PairKernel
 {
     using RVec = Vec3<real>;
 
     /* ewaldTable: tabulated erfc for the dynamics kernel; null computes
      * erfc and exp with the library (the reference kernel). */
-    PairKernel(const Topology& t, const InteractionConst& c, std::vector<RVec>& forces, const EwaldTable* ewaldTable = nullptr) :
-        top(t), ic(c), f(forces), rvdw2(real(c.rvdw * c.rvdw)), rcoul2(real(c.rcoulomb * c.rcoulomb)), table(ewaldTable)
+    PairKernel(const Topology& t, const InteractionConst& c, std::vector<RVec>& forces, const EwaldTable* ewaldTable = nullptr,
+               const PairParameters* parameters = nullptr) :
+        top(t), ic(c), f(forces), rvdw2(real(c.rvdw * c.rvdw)), rcoul2(real(c.rcoulomb * c.rcoulomb)), table(ewaldTable),
+        params(parameters)
     {
     }
 
@@ -58,6 +74,7 @@ struct PairKernel
     Matrix3                 virial;
     real                    rvdw2, rcoul2;
     const EwaldTable*       table;
+    const PairParameters*   params; // null: read the topology (reference kernel)
 
     /* d = x_i - x_j (the interacting image), r2 = |d|^2. */
     void operator()(int i, int j, const RVec& d, real r2)
@@ -99,8 +116,19 @@ struct PairKernel
 private:
     real lennardJones(int i, int j, real r2)
     {
-        const int  ti = top.ljType[i], tj = top.ljType[j];
-        const real c6 = real(top.c6Of(ti, tj)), c12 = real(top.c12Of(ti, tj));
+        real c6, c12;
+        if (params)
+        {
+            const int k = params->ljType[i] * params->numTypes + params->ljType[j];
+            c6          = params->c6[k];
+            c12         = params->c12[k];
+        }
+        else
+        {
+            const int ti = top.ljType[i], tj = top.ljType[j];
+            c6           = real(top.c6Of(ti, tj));
+            c12          = real(top.c12Of(ti, tj));
+        }
         if (c6 == 0 && c12 == 0)
         {
             return 0;
@@ -124,7 +152,8 @@ private:
 
     real coulomb(int i, int j, real r2)
     {
-        const real qq = real(ic.epsfac * top.charge[i] * top.charge[j]);
+        const real qq = params ? params->scaledCharge[i] * params->scaledCharge[j]
+                               : real(ic.epsfac * top.charge[i] * top.charge[j]);
         if (qq == 0)
         {
             return 0;

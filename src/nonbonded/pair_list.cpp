@@ -1,11 +1,11 @@
 #include "nonbonded/pair_list.h"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 
 #include "nonbonded/cell_grid.h"
 #include "nonbonded/exclusion_corrections.h"
-#include "nonbonded/pair_kernel.h"
 
 namespace putmd
 {
@@ -42,6 +42,20 @@ void PairList::build(const Topology& top, const Box& box, const std::vector<Vec3
             shift_[start_[i] + p] = list[p].second;
         }
     }
+}
+
+void PairParameters::set(const Topology& top, double epsfac)
+{
+    const double s = std::sqrt(epsfac);
+    scaledCharge.resize(top.numAtoms);
+    for (int i = 0; i < top.numAtoms; i++)
+    {
+        scaledCharge[i] = real(s * top.charge[i]);
+    }
+    ljType   = top.ljType;
+    numTypes = top.numLjTypes;
+    c6.assign(top.c6.begin(), top.c6.end());
+    c12.assign(top.c12.begin(), top.c12.end());
 }
 
 template<typename Kernel>
@@ -86,6 +100,10 @@ void PairList::compute(const Topology& top, const InteractionConst& ic, const Bo
         ewaldTableBeta_  = ic.ewaldCoeff;
         ewaldTableRange_ = ic.rmax;
     }
+    if (parameters_.ljType.size() != x.size())
+    {
+        parameters_.set(top, ic.epsfac);
+    }
     // shares of equal numbers of pairs
     threadStart_.assign(nt + 1, n);
     threadStart_[0] = 0;
@@ -112,7 +130,7 @@ void PairList::compute(const Topology& top, const InteractionConst& ic, const Bo
             {
                 buffer.assign(x.size(), Vec3<real>());
             }
-            PairKernel kernel(top, ic, buffer, ewaldTable_.empty() ? nullptr : &ewaldTable_);
+            PairKernel kernel(top, ic, buffer, ewaldTable_.empty() ? nullptr : &ewaldTable_, &parameters_);
             kernel.computeVirial = virial != nullptr;
             computeRange(threadStart_[t], threadStart_[t + 1], box, x, kernel, rmax2);
             vlj[t]   = kernel.vlj;

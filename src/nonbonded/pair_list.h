@@ -19,6 +19,7 @@
 #include "core/vec.h"
 #include "nonbonded/ewald_table.h"
 #include "nonbonded/interaction_const.h"
+#include "nonbonded/pair_kernel.h"
 #include "topology/topology.h"
 
 namespace putmd
@@ -51,6 +52,7 @@ private:
 
     int                              numThreads_ = 1;
     EwaldTable                       ewaldTable_;
+    PairParameters                   parameters_;
     double                           ewaldTableBeta_ = 0, ewaldTableRange_ = 0;
     std::vector<int>                 threadStart_; // first i of each thread's share
     std::vector<std::vector<Vec3<real>>> threadForces_;
