@@ -64,6 +64,11 @@ int main(int argc, char** argv)
         std::cerr << "error: " << e.what() << "\n";
         return 1;
     }
+    catch (const putmd::SimulationError& e)
+    {
+        std::cerr << "error: the simulation failed: " << e.what() << "\n";
+        return 1;
+    }
     catch (const std::bad_alloc&)
     {
         std::cerr << "error: out of memory\n";

@@ -35,6 +35,15 @@ private:
     SourceLocation where_;
 };
 
+/* The simulation itself failed (a constraint could not be satisfied,
+ * forces became non-finite): the user must change the inputs (time step,
+ * starting structure), so it is reported like an input error. */
+class SimulationError : public std::runtime_error
+{
+public:
+    using std::runtime_error::runtime_error;
+};
+
 /* Two atoms that interact sit at the same position: the configuration is
  * invalid. Carries the atoms so the caller can name the coordinate file. */
 class AtomOverlapError : public InputError

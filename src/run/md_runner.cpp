@@ -533,7 +533,14 @@ void MdRun::runLeapFrog()
         {
             groupKinetic(&groupKineticOld);
         }
-        leapFrogUpdate(lambda, forces);
+        try
+        {
+            leapFrogUpdate(lambda, forces);
+        }
+        catch (const ConstraintError& e)
+        {
+            throw SimulationError(fmt::format("step {} (t = {} ps): {}", step, mdp_.tinit + step * mdp_.dt, e.what()));
+        }
         if (mdp_.tcoupl == TCoupl::NoseHoover)
         {
             // the friction's power 2 xi K over the constrained motion, with K
@@ -641,7 +648,14 @@ void MdRun::runVelocityVerlet()
             xprime_[i] = x_[i] + v_[i] * real(mdp_.dt);
         }
         constraintVirial_ = Matrix3();
-        constraints_->apply(x_, xprime_, &v_, mdp_.dt, box_, &constraintVirial_);
+        try
+        {
+            constraints_->apply(x_, xprime_, &v_, mdp_.dt, box_, &constraintVirial_);
+        }
+        catch (const ConstraintError& e)
+        {
+            throw SimulationError(fmt::format("step {} (t = {} ps): {}", step, mdp_.tinit + step * mdp_.dt, e.what()));
+        }
         // the drift constrains the displacement of half a kick: the constraint
         // force, and so its virial, is twice what m dx/dt^2 gives (as GROMACS)
         for (int a = 0; a < 3; a++)

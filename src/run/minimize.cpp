@@ -109,11 +109,24 @@ MinimizeResult minimize(SystemInputs& in, const RunOptions& options)
         {
             trial[i] = x[i] + current.out.f[i] * scale;
         }
+        step++;
+        bool constrained = true;
         if (!constraints.empty())
         {
-            constraints.apply(x, trial, nullptr, 1.0, box, nullptr);
+            try
+            {
+                constraints.apply(x, trial, nullptr, 1.0, box, nullptr);
+            }
+            catch (const ConstraintError&)
+            {
+                constrained = false; // too large a move for the constraints: a smaller step
+            }
         }
-        step++;
+        if (!constrained)
+        {
+            stepsize *= 0.2;
+            continue;
+        }
         Evaluation next = evaluate(trial);
         if (next.out.energies[EnergyTerm::Potential] < current.out.energies[EnergyTerm::Potential])
         {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/box.h"
+#include "core/error.h"
 #include "core/real.h"
 #include "core/vec.h"
 #include "io/mdp.h"
@@ -43,10 +44,10 @@ struct ConstraintSettings
     double              shakeTol   = 1e-4;
 };
 
-class ConstraintError : public std::runtime_error
+class ConstraintError : public SimulationError
 {
 public:
-    using std::runtime_error::runtime_error;
+    using SimulationError::SimulationError;
 };
 
 class Constraints

@@ -351,6 +351,57 @@ TEST(MdCoupling, SeveralGroupsAndIncompleteGroupsAreReported)
     fs::remove_all(dir);
 }
 
+TEST(Minimize, SteepestDescentConvergesWithRigidWaters)
+{
+    // start.gro of the SPC/E box, before any minimisation; SETTLE keeps the
+    // waters rigid and trial steps it cannot satisfy are shrunk
+    const std::string data = PUTMD_TEST_DATA;
+    const fs::path    dir  = fs::temp_directory_path() / "putmd-min-water";
+    fs::create_directories(dir);
+    std::ofstream(dir / "em.mdp") << "integrator = steep\nnsteps = 500\nemtol = 1000\nemstep = 0.01\ncoulombtype = PME\n"
+                                     "rcoulomb = 1.0\nrvdw = 1.0\nDispCorr = EnerPres\n";
+    InputPaths paths;
+    paths.topology    = data + "/systems/water-spce-3k/topol.top";
+    paths.coordinates = data + "/systems/water-spce-3k/start.gro";
+    paths.mdp         = (dir / "em.mdp").string();
+    SystemInputs in   = loadSystem(paths);
+    RunOptions   opt;
+    opt.deffnm             = (dir / "em").string();
+    const MinimizeResult r = minimize(in, opt);
+    EXPECT_TRUE(r.converged) << "Fmax " << r.maxForce << " after " << r.steps << " steps";
+    fs::remove_all(dir);
+}
+
+TEST(MdFailure, ABlowUpNamesTheStepAndTheAtoms)
+{
+    const std::string data = PUTMD_TEST_DATA;
+    const fs::path    dir  = fs::temp_directory_path() / "putmd-blowup";
+    fs::create_directories(dir);
+    // 50 fs steps tear the waters apart
+    std::ofstream(dir / "md.mdp") << "integrator = md\nnsteps = 200\ndt = 0.05\ncoulombtype = PME\nrcoulomb = 1.0\n"
+                                     "rvdw = 1.0\ngen-vel = yes\ngen-temp = 3000\ngen-seed = 1\n"
+                                     "verlet-buffer-tolerance = -1\nrlist = 1.0\nnstlist = 1\n";
+    InputPaths paths;
+    paths.topology    = data + "/tiny/topol.top";
+    paths.coordinates = data + "/tiny/conf.gro";
+    paths.mdp         = (dir / "md.mdp").string();
+    SystemInputs in   = loadSystem(paths);
+    RunOptions   opt;
+    opt.deffnm = (dir / "md").string();
+    try
+    {
+        runMd(in, opt);
+        ADD_FAILURE() << "no error";
+    }
+    catch (const SimulationError& e)
+    {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("step "), std::string::npos) << m;
+        EXPECT_NE(m.find("SOL"), std::string::npos) << m;
+    }
+    fs::remove_all(dir);
+}
+
 TEST(Minimize, SteepestDescentConvergesOnTinySystem)
 {
     const std::string data = PUTMD_TEST_DATA;
