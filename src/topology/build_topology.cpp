@@ -416,8 +416,13 @@ double Topology::totalCharge() const
 
 std::string Topology::describeAtom(int i) const
 {
+    // residue numbers restart in every molecule (as in [ atoms ]), so the
+    // molecule number is what finds the atom in a box of water
+    const std::string molecule = static_cast<size_t>(i) < moleculeIndex.size()
+                                         ? ", molecule " + std::to_string(moleculeIndex[i] + 1)
+                                         : std::string();
     return "atom " + std::to_string(i + 1) + " (" + residueName[i] + std::to_string(residueNumber[i]) + " "
-           + atomName[i] + ")";
+           + atomName[i] + molecule + ")";
 }
 
 Topology buildTopology(const TopologyFile& file, ConstraintsMode constraintsMode)
