@@ -12,6 +12,7 @@
 #include "io/text.h"
 #include "run/md_runner.h"
 #include "run/minimize.h"
+#include "run/stop_request.h"
 #include "run/system_inputs.h"
 
 namespace putmd
@@ -26,6 +27,7 @@ std::vector<OptionSpec> runOptions()
     specs.push_back({ "deffnm", "NAME", "output prefix: NAME.log, NAME.csv, NAME.xtc, NAME.trr, NAME.gro", "md" });
     specs.push_back({ "nsteps", "N", "number of steps, overriding the mdp's nsteps", "" });
     specs.push_back({ "nt", "N", "threads (0: one per core of this machine)", "0" });
+    specs.push_back({ "maxh", "HOURS", "stop cleanly at 99% of this wall time (as gmx mdrun -maxh)", "-1" });
     specs.push_back({ "h", "", "print this help", "" });
     return specs;
 }
@@ -60,6 +62,13 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
         throw InputError("putmd run: -nt needs a thread count from 0 (one per core) to 1024, found '" + opt.get("nt") + "'");
     }
     run.numThreads = *nt > 0 ? static_cast<int>(*nt) : std::max(1u, std::thread::hardware_concurrency());
+    const auto maxh = tryParseDouble(opt.get("maxh"));
+    if (!maxh || (*maxh <= 0 && *maxh != -1))
+    {
+        throw InputError("putmd run: -maxh needs a positive number of hours (or -1 for no limit), found '" + opt.get("maxh") + "'");
+    }
+    run.maxHours = *maxh;
+    installStopSignalHandlers();
     SystemInputs in = loadSystem(paths);
     for (const auto& w : in.warnings)
     {

@@ -12,6 +12,7 @@
 #include "run/md_output.h"
 #include "run/groups.h"
 #include "run/md_setup.h"
+#include "run/stop_request.h"
 #include "update/constraints.h"
 #include "update/coupling.h"
 #include "update/kinetic.h"
@@ -92,6 +93,8 @@ private:
     double            thermostatIntegral_ = 0, barostatIntegral_ = 0;
     std::vector<NoseHooverState> noseHoover_;
     void              runLeapFrog();
+    bool              stopHere(long step, const Progress& progress);
+    std::string       stopReason_;
     void              finishRun(const Progress& progress);
     void              runVelocityVerlet();
     void              outputEnergies(long step, bool last, const ForceOutput& forces, const Matrix3& kinetic,
@@ -106,6 +109,7 @@ private:
     std::vector<RVec>           xtcBuffer_;
     std::unique_ptr<TrrWriter>  trr_;
     StageTimers                 timers_;
+    long                        stepsDone_ = 0;
 };
 
 MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
@@ -490,6 +494,26 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
     }
 }
 
+/* A requested stop ends the run at this step: the first signal (or -maxh)
+ * at a pair-search step, a second at any step. */
+bool MdRun::stopHere(long step, const Progress& progress)
+{
+    const bool searchStep = every(step, settings_.nstlist);
+    const int  requests   = stopRequestCount();
+    if (requests >= 2 || (requests == 1 && searchStep))
+    {
+        stopReason_ = "received " + stopRequestReason() + (requests >= 2 ? " twice: stopped at the next step"
+                                                                         : ": stopped at the next pair-search step");
+        return true;
+    }
+    if (options_.maxHours > 0 && searchStep && progress.elapsedSeconds() >= 0.99 * 3600 * options_.maxHours)
+    {
+        stopReason_ = fmt::format("-maxh {}: stopped at 99% of the wall-time limit", options_.maxHours);
+        return true;
+    }
+    return false;
+}
+
 void MdRun::runLeapFrog()
 {
     ForceOutput         forces;
@@ -498,7 +522,11 @@ void MdRun::runLeapFrog()
     const bool          needPressure = mdp_.pcoupl != PCoupl::No;
     for (long step = 0; step <= nsteps_; step++)
     {
-        const bool last     = step == nsteps_;
+        const bool last     = step == nsteps_ || (step > 0 && stopHere(step, progress));
+        if (last)
+        {
+            stepsDone_ = step;
+        }
         const bool output   = every(step, mdp_.nstenergy) || every(step, mdp_.nstlog) || last;
         const bool computeE = output || every(step, settings_.nstcalcenergy)
                               || (needPressure && every(step, settings_.nstpcouple));
@@ -576,10 +604,12 @@ void MdRun::runLeapFrog()
         else
         {
             v_ = vBeforeLastUpdate;
+            progress.update(step);
+            break;
         }
         progress.update(step);
     }
-    progress.update(nsteps_, true);
+    progress.update(stepsDone_, true);
     progress.finish();
     finishRun(progress);
 }
@@ -594,7 +624,11 @@ void MdRun::runVelocityVerlet()
     const real          halfDt = real(0.5 * mdp_.dt);
     for (long step = 0; step <= nsteps_; step++)
     {
-        const bool last     = step == nsteps_;
+        const bool last     = step == nsteps_ || (step > 0 && stopHere(step, progress));
+        if (last)
+        {
+            stepsDone_ = step;
+        }
         const bool output   = every(step, mdp_.nstenergy) || every(step, mdp_.nstlog) || last;
         const bool computeE = output || every(step, settings_.nstcalcenergy);
         const bool search   = every(step, settings_.nstlist);
@@ -664,7 +698,7 @@ void MdRun::runVelocityVerlet()
         x_.swap(xprime_);
         progress.update(step);
     }
-    progress.update(nsteps_, true);
+    progress.update(stepsDone_, true);
     progress.finish();
     finishRun(progress);
 }
@@ -690,9 +724,13 @@ void MdRun::finishRun(const Progress& progress)
         log_->line(fmt::format("Largest relative constraint deviation at the end: {:.3e}",
                                constraints_->maxRelativeDeviation(x_, box_)));
     }
-    const double nsPerDay = progress.nsPerDay(nsteps_);
+    if (!stopReason_.empty())
+    {
+        log_->line(fmt::format("Run stopped at step {} of {}: {}", stepsDone_, nsteps_, stopReason_));
+    }
+    const double nsPerDay = progress.nsPerDay(stepsDone_);
     log_->line("\n" + timers_.table(progress.elapsedSeconds()));
-    log_->line(fmt::format("Wall time {:.2f} s for {} steps", progress.elapsedSeconds(), nsteps_));
+    log_->line(fmt::format("Wall time {:.2f} s for {} steps", progress.elapsedSeconds(), stepsDone_));
     log_->line(fmt::format("Performance: {:.3f} ns/day {:.3f} hour/ns", nsPerDay, nsPerDay > 0 ? 24 / nsPerDay : 0));
 }
 

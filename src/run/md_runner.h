@@ -27,6 +27,7 @@ struct RunOptions
     long        nstepsOverride = -2;   // -2: use the mdp's nsteps
     std::string commandLine;           // for the log
     int         numThreads = 1;        // -nt: threads for the nonbonded kernel
+    double      maxHours   = -1;       // -maxh: stop at 99% of this wall time (-1: no limit)
 };
 
 /* The state after the last step (what NAME.gro holds, at full precision). */

@@ -172,6 +172,35 @@ TEST(CommandLine, ErrorLeavesAnEarlierOutputFileUntouched)
     fs::remove_all(work);
 }
 
+TEST(CommandLine, SigtermStopsARunCleanly)
+{
+    // a run far too long to finish gets SIGTERM after a second: it must stop
+    // at the next pair-search step, write NAME.gro and its log, and exit 0
+    const std::string data = PUTMD_TEST_DATA;
+    const fs::path    work = fs::temp_directory_path() / "putmd-sigterm";
+    fs::remove_all(work);
+    fs::create_directories(work);
+    std::ofstream(work / "md.mdp") << "integrator = md\nnsteps = 100000000\ndt = 0.001\ncoulombtype = PME\nrcoulomb = 1.0\n"
+                                      "rvdw = 1.0\nnstenergy = 100\n";
+    const std::string run = std::string(PUTMD_BINARY) + " run -nt 1 -p " + quote(data + "/tiny/topol.top") + " -c "
+                            + quote(data + "/tiny/conf.gro") + " -f " + quote((work / "md.mdp").string()) + " -deffnm "
+                            + quote((work / "md").string());
+    const std::string cmd = "cd " + quote(work.string()) + " && (" + run + " >out.txt 2>err.txt & pid=$!; sleep 1; kill -TERM $pid; "
+                            "wait $pid; echo $? > status.txt)";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    std::ifstream statusFile(work / "status.txt");
+    int           status = -1;
+    statusFile >> status;
+    EXPECT_EQ(status, 0);
+    std::ifstream      log(work / "md.log");
+    std::stringstream text;
+    text << log.rdbuf();
+    EXPECT_NE(text.str().find("received SIGTERM: stopped at the next pair-search step"), std::string::npos) << text.str();
+    EXPECT_NE(text.str().find("Performance:"), std::string::npos);
+    EXPECT_TRUE(fs::exists(work / "md.gro"));
+    fs::remove_all(work);
+}
+
 TEST(CommandLine, GoodTinyInputSucceeds)
 {
     const std::string data = PUTMD_TEST_DATA;
