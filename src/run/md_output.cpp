@@ -65,6 +65,28 @@ void MdLog::energies(long step, double time, const StepEnergies& e)
     line(out);
 }
 
+void MdLog::averages(const std::vector<std::string>& names, const std::vector<double>& sums, long count)
+{
+    if (count == 0)
+    {
+        return;
+    }
+    std::string out = fmt::format("   <======  ###############  ==>\n   <====  A V E R A G E S  ====>\n   <==  ###############  ======>\n\n"
+                                  "   Averages over {} steps with energies\n",
+                                  count);
+    for (size_t i = 0; i < names.size(); i += 5)
+    {
+        std::string n, v;
+        for (size_t k = i; k < std::min(names.size(), i + 5); k++)
+        {
+            n += fmt::format("{:>15}", names[k]);
+            v += fmt::format("{:>15.5e}", sums[k] / count);
+        }
+        out += n + "\n" + v + "\n";
+    }
+    line(out);
+}
+
 std::vector<std::string> energyColumns(const EnergyTerms& present, bool withPressureDC)
 {
     std::vector<std::string> c;

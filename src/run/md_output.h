@@ -38,6 +38,8 @@ public:
     ~MdLog();
     void line(const std::string& text);
     void energies(long step, double time, const StepEnergies& e);
+    /* The averages block at the end of a run. */
+    void averages(const std::vector<std::string>& names, const std::vector<double>& sums, long count);
     const std::string& path() const { return path_; }
 
 private:

@@ -109,6 +109,9 @@ private:
     std::vector<RVec>           xtcBuffer_;
     std::unique_ptr<TrrWriter>  trr_;
     StageTimers                 timers_;
+    std::vector<std::string>    averageNames_;
+    std::vector<double>         averageSums_;
+    long                        averageCount_ = 0;
     long                        stepsDone_ = 0;
 };
 
@@ -463,6 +466,22 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
         for (int b = 0; b < 3; b++)
             virial(a, b) += constraintVirial(a, b);
     const StepEnergies e = energies(forces, kinetic, virial);
+    {
+        const bool   withDC = mdp_.dispCorr == DispCorr::EnerPres;
+        StepEnergies row    = e;
+        row.pressureDC      = forces_->dispersionPressure(box_.volume());
+        const auto values   = energyRow(row, withDC);
+        if (averageNames_.empty())
+        {
+            averageNames_ = energyColumns(e.terms, withDC);
+            averageSums_.assign(values.size(), 0.0);
+        }
+        for (size_t k = 0; k < values.size() && k < averageSums_.size(); k++)
+        {
+            averageSums_[k] += values[k];
+        }
+        averageCount_++;
+    }
     if (every(step, mdp_.nstenergy) || (last && mdp_.nstenergy > 0))
     {
         const bool withDC = mdp_.dispCorr == DispCorr::EnerPres;
@@ -729,6 +748,7 @@ void MdRun::finishRun(const Progress& progress)
         log_->line(fmt::format("Run stopped at step {} of {}: {}", stepsDone_, nsteps_, stopReason_));
     }
     const double nsPerDay = progress.nsPerDay(stepsDone_);
+    log_->averages(averageNames_, averageSums_, averageCount_);
     log_->line("\n" + timers_.table(progress.elapsedSeconds()));
     log_->line(fmt::format("Wall time {:.2f} s for {} steps", progress.elapsedSeconds(), stepsDone_));
     log_->line(fmt::format("Performance: {:.3f} ns/day {:.3f} hour/ns", nsPerDay, nsPerDay > 0 ? 24 / nsPerDay : 0));
