@@ -64,6 +64,31 @@ Csv readCsv(const std::string& path)
     return csv;
 }
 
+/* A scratch folder with an mdp, and the system loaded from it: coordinates
+ * and topology from tests/data (folder "tiny" or "systems/NAME"). */
+struct ScratchRun
+{
+    fs::path     dir;
+    SystemInputs inputs;
+    RunOptions   options;
+
+    ScratchRun(const std::string& name, const std::string& system, const std::string& coordinates, const std::string& mdpText)
+    {
+        const std::string data = PUTMD_TEST_DATA;
+        dir                    = fs::temp_directory_path() / ("putmd-" + name);
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        std::ofstream(dir / "run.mdp") << mdpText;
+        InputPaths paths;
+        paths.topology    = data + "/" + system + "/topol.top";
+        paths.coordinates = data + "/" + system + "/" + coordinates;
+        paths.mdp         = (dir / "run.mdp").string();
+        inputs            = loadSystem(paths);
+        options.deffnm    = (dir / "run").string();
+    }
+    ~ScratchRun() { fs::remove_all(dir); }
+};
+
 class MdTest : public ::testing::Test
 {
 protected:
@@ -296,25 +321,15 @@ TEST_F(MdTest, WatersStayRigid)
 
 TEST(MdOutput, CompressedGroupsSelectTheXtcAtoms)
 {
-    const std::string data = PUTMD_TEST_DATA;
-    const fs::path    dir  = fs::temp_directory_path() / "putmd-xtcgrp-test";
-    fs::create_directories(dir);
-    std::ofstream(dir / "md.mdp") << "integrator = md\nnsteps = 4\ndt = 0.001\ncoulombtype = PME\nrcoulomb = 1.0\nrvdw = 1.0\n"
-                                     "nstxout-compressed = 2\ncompressed-x-grps = BUT\nnstenergy = 2\n";
-    InputPaths paths;
-    paths.topology    = data + "/tiny/topol.top";
-    paths.coordinates = data + "/tiny/conf.gro";
-    paths.mdp         = (dir / "md.mdp").string();
-    SystemInputs in   = loadSystem(paths);
-    RunOptions   opt;
-    opt.deffnm = (dir / "md").string();
-    runMd(in, opt);
-    std::ifstream xtc(dir / "md.xtc", std::ios::binary);
+    ScratchRun run("xtcgrp", "tiny", "conf.gro",
+                   "integrator = md\nnsteps = 4\ndt = 0.001\ncoulombtype = PME\nrcoulomb = 1.0\nrvdw = 1.0\n"
+                   "nstxout-compressed = 2\ncompressed-x-grps = BUT\nnstenergy = 2\n");
+    runMd(run.inputs, run.options);
+    std::ifstream xtc(run.dir / "run.xtc", std::ios::binary);
     unsigned char head[8] = {};
     xtc.read(reinterpret_cast<char*>(head), 8);
     const int natoms = (head[4] << 24) | (head[5] << 16) | (head[6] << 8) | head[7];
     EXPECT_EQ(natoms, 4) << "the BUT molecule has 4 atoms";
-    fs::remove_all(dir);
 }
 
 TEST(MdCoupling, SeveralGroupsAndIncompleteGroupsAreReported)
@@ -355,42 +370,22 @@ TEST(Minimize, SteepestDescentConvergesWithRigidWaters)
 {
     // start.gro of the SPC/E box, before any minimisation; SETTLE keeps the
     // waters rigid and trial steps it cannot satisfy are shrunk
-    const std::string data = PUTMD_TEST_DATA;
-    const fs::path    dir  = fs::temp_directory_path() / "putmd-min-water";
-    fs::create_directories(dir);
-    std::ofstream(dir / "em.mdp") << "integrator = steep\nnsteps = 500\nemtol = 1000\nemstep = 0.01\ncoulombtype = PME\n"
-                                     "rcoulomb = 1.0\nrvdw = 1.0\nDispCorr = EnerPres\n";
-    InputPaths paths;
-    paths.topology    = data + "/systems/water-spce-3k/topol.top";
-    paths.coordinates = data + "/systems/water-spce-3k/start.gro";
-    paths.mdp         = (dir / "em.mdp").string();
-    SystemInputs in   = loadSystem(paths);
-    RunOptions   opt;
-    opt.deffnm             = (dir / "em").string();
-    const MinimizeResult r = minimize(in, opt);
+    ScratchRun           run("min-water", "systems/water-spce-3k", "start.gro",
+                             "integrator = steep\nnsteps = 500\nemtol = 1000\nemstep = 0.01\ncoulombtype = PME\n"
+                             "rcoulomb = 1.0\nrvdw = 1.0\nDispCorr = EnerPres\n");
+    const MinimizeResult r = minimize(run.inputs, run.options);
     EXPECT_TRUE(r.converged) << "Fmax " << r.maxForce << " after " << r.steps << " steps";
-    fs::remove_all(dir);
 }
 
 TEST(MdFailure, ABlowUpNamesTheStepAndTheAtoms)
 {
-    const std::string data = PUTMD_TEST_DATA;
-    const fs::path    dir  = fs::temp_directory_path() / "putmd-blowup";
-    fs::create_directories(dir);
     // 50 fs steps tear the waters apart
-    std::ofstream(dir / "md.mdp") << "integrator = md\nnsteps = 200\ndt = 0.05\ncoulombtype = PME\nrcoulomb = 1.0\n"
-                                     "rvdw = 1.0\ngen-vel = yes\ngen-temp = 3000\ngen-seed = 1\n"
-                                     "verlet-buffer-tolerance = -1\nrlist = 1.0\nnstlist = 1\n";
-    InputPaths paths;
-    paths.topology    = data + "/tiny/topol.top";
-    paths.coordinates = data + "/tiny/conf.gro";
-    paths.mdp         = (dir / "md.mdp").string();
-    SystemInputs in   = loadSystem(paths);
-    RunOptions   opt;
-    opt.deffnm = (dir / "md").string();
+    ScratchRun run("blowup", "tiny", "conf.gro",
+                   "integrator = md\nnsteps = 200\ndt = 0.05\ncoulombtype = PME\nrcoulomb = 1.0\nrvdw = 1.0\n"
+                   "gen-vel = yes\ngen-temp = 3000\ngen-seed = 1\nverlet-buffer-tolerance = -1\nrlist = 1.0\nnstlist = 1\n");
     try
     {
-        runMd(in, opt);
+        runMd(run.inputs, run.options);
         ADD_FAILURE() << "no error";
     }
     catch (const SimulationError& e)
@@ -399,28 +394,17 @@ TEST(MdFailure, ABlowUpNamesTheStepAndTheAtoms)
         EXPECT_NE(m.find("step "), std::string::npos) << m;
         EXPECT_NE(m.find("SOL"), std::string::npos) << m;
     }
-    fs::remove_all(dir);
 }
 
 TEST(Minimize, SteepestDescentConvergesOnTinySystem)
 {
-    const std::string data = PUTMD_TEST_DATA;
-    const fs::path    dir  = fs::temp_directory_path() / "putmd-min-test";
-    fs::create_directories(dir);
-    std::ofstream(dir / "em.mdp") << "integrator = steep\nnsteps = 2000\nemtol = 50\nemstep = 0.01\ncoulombtype = PME\n"
-                                     "rcoulomb = 1.0\nrvdw = 1.0\n";
-    InputPaths paths;
-    paths.topology    = data + "/tiny/topol.top";
-    paths.coordinates = data + "/tiny/conf.gro";
-    paths.mdp         = (dir / "em.mdp").string();
-    SystemInputs in   = loadSystem(paths);
-    RunOptions   opt;
-    opt.deffnm                = (dir / "em").string();
-    const MinimizeResult r    = minimize(in, opt);
+    ScratchRun           run("min-tiny", "tiny", "conf.gro",
+                             "integrator = steep\nnsteps = 2000\nemtol = 50\nemstep = 0.01\ncoulombtype = PME\n"
+                             "rcoulomb = 1.0\nrvdw = 1.0\n");
+    const MinimizeResult r = minimize(run.inputs, run.options);
     EXPECT_TRUE(r.converged) << "Fmax " << r.maxForce << " after " << r.steps << " steps";
     EXPECT_LT(r.maxForce, 50);
-    EXPECT_TRUE(fs::exists(dir / "em.gro"));
-    fs::remove_all(dir);
+    EXPECT_TRUE(fs::exists(run.dir / "run.gro"));
 }
 
 } // namespace
