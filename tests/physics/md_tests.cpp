@@ -205,6 +205,26 @@ TEST_F(MdTest, CRescaleChangesTheBoxAndKeepsTheConservedEnergy)
     EXPECT_NEAR(boxX.back() / boxX.front(), boxZ.back() / boxZ.front(), 1e-9) << "isotropic";
 }
 
+TEST_F(MdTest, SemiIsotropicCRescaleAndBerendsenBarostat)
+{
+    // xy pushed at 1000 bar, z at 1 bar: x and y scale together, z otherwise
+    const auto semi = run("semi", "tcoupl = v-rescale\ntc-grps = System\ntau-t = 0.1\nref-t = 300\nld-seed = 4\n"
+                                  "pcoupl = C-rescale\npcoupltype = semiisotropic\ntau-p = 0.5\nref-p = 1000 1\n"
+                                  "compressibility = 4.5e-5 4.5e-5\nnstpcouple = 5\n",
+                          150);
+    const Csv  csv  = readCsv(semi + ".csv");
+    const auto bx = csv.column("Box-X"), by = csv.column("Box-Y"), bz = csv.column("Box-Z");
+    EXPECT_NEAR(bx.back() / bx.front(), by.back() / by.front(), 1e-9) << "x and y scale together";
+    EXPECT_LT(bx.back(), bx.front());
+    EXPECT_GT(std::abs(bx.back() / bx.front() - bz.back() / bz.front()), 1e-5) << "z scales on its own";
+    // Berendsen: 1000 bar compresses the box
+    const auto ber = run("ber", "tcoupl = berendsen\ntc-grps = System\ntau-t = 0.1\nref-t = 300\n"
+                                "pcoupl = Berendsen\ntau-p = 0.5\nref-p = 1000\ncompressibility = 4.5e-5\n",
+                         150);
+    const auto volume = readCsv(ber + ".csv").column("Volume");
+    EXPECT_LT(volume.back(), volume.front());
+}
+
 TEST_F(MdTest, VelocityVerletConservesEnergy)
 {
     const auto out       = run("vv", "integrator = md-vv\ntcoupl = no\ncontinuation = no\n", 100);
