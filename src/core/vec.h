@@ -91,4 +91,18 @@ struct Matrix3
     DVec          row(int r) const { return { m[r][0], m[r][1], m[r][2] }; }
 };
 
+/* The virial contribution of force f acting at r (relative to a reference
+ * point): virial -= 0.5 r (x) f, GROMACS's convention. */
+template<typename T>
+void addVirial(Matrix3& virial, const Vec3<T>& r, const Vec3<T>& f)
+{
+    for (int a = 0; a < 3; a++)
+    {
+        for (int b = 0; b < 3; b++)
+        {
+            virial(a, b) -= 0.5 * double(r[a]) * double(f[b]);
+        }
+    }
+}
+
 } // namespace putmd

@@ -26,13 +26,7 @@ struct Geometry
     {
         if (virial)
         {
-            for (int a = 0; a < 3; a++)
-            {
-                for (int b = 0; b < 3; b++)
-                {
-                    (*virial)(a, b) -= 0.5 * double(r[a]) * double(fa[b]);
-                }
-            }
+            putmd::addVirial(*virial, r, fa);
         }
     }
 };

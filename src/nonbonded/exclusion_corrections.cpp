@@ -57,13 +57,7 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
             f[j] -= fi;
             if (virial)
             {
-                for (int a = 0; a < 3; a++)
-                {
-                    for (int b = 0; b < 3; b++)
-                    {
-                        (*virial)(a, b) -= 0.5 * double(d[a]) * double(fi[b]);
-                    }
-                }
+                addVirial(*virial, d, fi);
             }
         }
     }

@@ -103,13 +103,7 @@ struct PairKernel
         f[j] -= fi;
         if (computeVirial)
         {
-            for (int a = 0; a < 3; a++)
-            {
-                for (int b = 0; b < 3; b++)
-                {
-                    virial(a, b) -= 0.5 * double(d[a]) * double(fi[b]);
-                }
-            }
+            addVirial(virial, d, fi);
         }
     }
 
