@@ -1,0 +1,387 @@
+/* comm/communicator.cpp — start-up, the Communicator, its collectives and
+ * statistics.
+ *
+ * Start-up: MPI is initialised only when a launcher started us. Open MPI's
+ * mpirun/oshrun set OMPI_COMM_WORLD_SIZE; PMIx and PMI launchers (srun,
+ * hydra) set PMIX_RANK or PMI_SIZE/PMI_RANK. Without any of them putmd is a
+ * single rank and makes no MPI call at all, so the many single-rank runs
+ * and tests never pay MPI start-up. MPI is initialised with
+ * MPI_THREAD_FUNNELED: OpenMP threads compute, only the main thread talks.
+ *
+ * Collectives are on the Communicator's duplicate of MPI_COMM_WORLD. Each
+ * helper counts one collective in its phase on every call, also on a single
+ * rank (where it is the identity), so the counts do not depend on the rank
+ * count. sumInRankOrder gathers every rank's values (MPI_Allgather) and adds
+ * them in rank order on every rank: the same bits everywhere, whatever the
+ * MPI library's reduction algorithm.
+ */
+#include "comm/communicator.h"
+
+#include <mpi.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "comm/arena.h"
+#include "comm/backends.h"
+#include "comm/comm_impl.h"
+
+#if PUTMD_HAVE_SHMEM
+#include <shmem.h>
+#endif
+
+namespace putmd::comm
+{
+
+namespace
+{
+bool g_parallel  = false; // MPI initialised by us
+bool g_finalized = false;
+int  g_rank      = 0;
+int  g_size      = 1;
+
+bool launchedByLauncher()
+{
+    for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"})
+    {
+        if (std::getenv(v) != nullptr)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+} // namespace
+
+const char* backendName(Backend b)
+{
+    switch (b)
+    {
+        case Backend::P2p: return "p2p";
+        case Backend::Rma: return "rma";
+        case Backend::Shm: return "shm";
+        case Backend::Shmem: return "shmem";
+    }
+    return "?";
+}
+
+std::optional<Backend> parseBackend(std::string_view name)
+{
+    for (Backend b : {Backend::P2p, Backend::Rma, Backend::Shm, Backend::Shmem})
+    {
+        if (name == backendName(b))
+        {
+            return b;
+        }
+    }
+    return std::nullopt;
+}
+
+bool backendAvailable(Backend b)
+{
+    return b != Backend::Shmem || PUTMD_HAVE_SHMEM;
+}
+
+const char* phaseName(Phase p)
+{
+    switch (p)
+    {
+        case Phase::HaloX: return "halo-x";
+        case Phase::HaloF: return "halo-f";
+        case Phase::Migration: return "migration";
+        case Phase::Energies: return "energies";
+        case Phase::Pme: return "pme";
+        case Phase::Setup: return "setup";
+        case Phase::Count: break;
+    }
+    return "?";
+}
+
+void Communicator::initialize(int* argc, char*** argv)
+{
+    if (g_parallel || !launchedByLauncher())
+    {
+        return;
+    }
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    g_parallel = true;
+}
+
+void Communicator::finalize()
+{
+    if (!g_parallel || g_finalized)
+    {
+        return;
+    }
+    g_finalized = true;
+#if PUTMD_HAVE_SHMEM
+    if (shmemInitialized())
+    {
+        shmem_finalize(); // in Open MPI 4.1 this also finalises MPI
+    }
+#endif
+    int done = 0;
+    MPI_Finalized(&done);
+    if (!done)
+    {
+        MPI_Finalize();
+    }
+}
+
+bool Communicator::parallel()
+{
+    return g_parallel && !g_finalized;
+}
+
+int Communicator::worldSize()
+{
+    return g_size;
+}
+
+int Communicator::worldRank()
+{
+    return g_rank;
+}
+
+void Communicator::abortJob(int code)
+{
+    std::fflush(stdout);
+    std::fflush(stderr);
+    int finalized = 1;
+    if (g_parallel)
+    {
+        MPI_Finalized(&finalized);
+    }
+    if (g_parallel && !finalized)
+    {
+        MPI_Abort(MPI_COMM_WORLD, code);
+    }
+    std::exit(code);
+}
+
+Communicator::Impl::Impl() = default;
+
+Communicator::Impl::~Impl()
+{
+    arena.reset(); // collective: frees the windows / symmetric blocks
+    int finalized = 1;
+    if (mpi)
+    {
+        MPI_Finalized(&finalized);
+    }
+    if (mpi && !finalized && comm != MPI_COMM_NULL)
+    {
+        MPI_Comm_free(&comm);
+    }
+}
+
+Arena& Communicator::Impl::ensureArena()
+{
+    if (!arena)
+    {
+        switch (backend)
+        {
+            case Backend::Rma: arena = makeRmaArena(*this); break;
+            case Backend::Shm: arena = makeShmArena(*this); break;
+            case Backend::Shmem: arena = makeShmemArena(*this); break;
+            case Backend::P2p: fail("internal: the p2p backend has no arena");
+        }
+    }
+    return *arena;
+}
+
+Communicator::Communicator(Backend backend) : impl_(std::make_unique<Impl>())
+{
+    if (!backendAvailable(backend))
+    {
+        fail(std::string("the ") + backendName(backend) + " backend is not available in this build");
+    }
+    impl_->backend = backend;
+    if (parallel())
+    {
+        impl_->mpi  = true;
+        impl_->rank = g_rank;
+        impl_->size = g_size;
+        MPI_Comm_dup(MPI_COMM_WORLD, &impl_->comm);
+        impl_->at(Phase::Setup).collectives++;
+        if (backend == Backend::Shm)
+        {
+            checkShmUsable(*impl_);
+        }
+        if (backend == Backend::Shmem)
+        {
+            checkShmemUsable(*impl_);
+        }
+    }
+}
+
+Communicator::~Communicator() = default;
+
+int Communicator::rank() const
+{
+    return impl_->rank;
+}
+int Communicator::size() const
+{
+    return impl_->size;
+}
+Backend Communicator::backend() const
+{
+    return impl_->backend;
+}
+
+std::unique_ptr<Exchange> Communicator::makeExchange(Phase phase)
+{
+    if (!impl_->mpi)
+    {
+        // One rank: only self links, handled alike by every backend.
+        return makeP2pExchange(*impl_, phase);
+    }
+    switch (impl_->backend)
+    {
+        case Backend::P2p: return makeP2pExchange(*impl_, phase);
+        case Backend::Rma: return makeRmaExchange(*impl_, phase);
+        case Backend::Shm: return makeShmExchange(*impl_, phase);
+        case Backend::Shmem: return makeShmemExchange(*impl_, phase);
+    }
+    fail("internal: unknown backend");
+}
+
+namespace
+{
+/* Counts one collective and the time spent in it. */
+struct CollectiveTimer
+{
+    PhaseStats& s;
+    double      t0 = nowSeconds();
+    explicit CollectiveTimer(PhaseStats& stats) : s(stats) { s.collectives++; }
+    ~CollectiveTimer() { s.waitSeconds += nowSeconds() - t0; }
+};
+} // namespace
+
+void Communicator::sumInRankOrder(Phase phase, std::span<double> values)
+{
+    CollectiveTimer t(impl_->at(phase));
+    if (!impl_->mpi || values.empty())
+    {
+        return;
+    }
+    const std::size_t   n = values.size();
+    std::vector<double> all(n * static_cast<std::size_t>(impl_->size));
+    MPI_Allgather(values.data(), static_cast<int>(n), MPI_DOUBLE, all.data(), static_cast<int>(n), MPI_DOUBLE,
+                  impl_->comm);
+    for (std::size_t i = 0; i < n; ++i)
+    {
+        double sum = all[i];
+        for (int r = 1; r < impl_->size; ++r)
+        {
+            sum += all[static_cast<std::size_t>(r) * n + i];
+        }
+        values[i] = sum;
+    }
+}
+
+long Communicator::maxLong(Phase phase, long value)
+{
+    CollectiveTimer t(impl_->at(phase));
+    long            out = value;
+    if (impl_->mpi)
+    {
+        MPI_Allreduce(&value, &out, 1, MPI_LONG, MPI_MAX, impl_->comm);
+    }
+    return out;
+}
+
+long Communicator::sumLong(Phase phase, long value)
+{
+    CollectiveTimer t(impl_->at(phase));
+    long            out = value;
+    if (impl_->mpi)
+    {
+        MPI_Allreduce(&value, &out, 1, MPI_LONG, MPI_SUM, impl_->comm);
+    }
+    return out;
+}
+
+std::vector<std::byte> Communicator::gatherToRoot(Phase phase, std::span<const std::byte> mine)
+{
+    CollectiveTimer t(impl_->at(phase));
+    if (!impl_->mpi)
+    {
+        return {mine.begin(), mine.end()};
+    }
+    if (mine.size() > INT_MAX)
+    {
+        fail("gatherToRoot: more than 2 GiB from one rank");
+    }
+    const int        n    = static_cast<int>(mine.size());
+    std::vector<int> counts(impl_->rank == 0 ? impl_->size : 0);
+    MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, impl_->comm);
+    std::vector<int>       displs(counts.size());
+    std::vector<std::byte> all;
+    if (impl_->rank == 0)
+    {
+        long total = 0;
+        for (std::size_t r = 0; r < counts.size(); ++r)
+        {
+            displs[r] = static_cast<int>(total);
+            total += counts[r];
+        }
+        if (total > INT_MAX)
+        {
+            fail("gatherToRoot: more than 2 GiB in total");
+        }
+        all.resize(static_cast<std::size_t>(total));
+    }
+    MPI_Gatherv(mine.data(), n, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, 0, impl_->comm);
+    return all;
+}
+
+void Communicator::broadcast(Phase phase, std::span<std::byte> data)
+{
+    CollectiveTimer t(impl_->at(phase));
+    if (!impl_->mpi)
+    {
+        return;
+    }
+    constexpr std::size_t kChunk = std::size_t{1} << 30;
+    for (std::size_t at = 0; at < data.size(); at += kChunk)
+    {
+        const std::size_t n = std::min(kChunk, data.size() - at);
+        MPI_Bcast(data.data() + at, static_cast<int>(n), MPI_BYTE, 0, impl_->comm);
+    }
+}
+
+void Communicator::barrier(Phase phase)
+{
+    PhaseStats&  s  = impl_->at(phase);
+    const double t0 = nowSeconds();
+    s.barriers++;
+    if (impl_->mpi)
+    {
+        MPI_Barrier(impl_->comm);
+    }
+    s.waitSeconds += nowSeconds() - t0;
+}
+
+const PhaseStats& Communicator::stats(Phase phase) const
+{
+    return impl_->stats.at(static_cast<std::size_t>(phase));
+}
+
+PhaseStats& Communicator::mutableStats(Phase phase)
+{
+    return impl_->at(phase);
+}
+
+void Communicator::resetStats()
+{
+    impl_->stats.fill(PhaseStats{});
+}
+
+} // namespace putmd::comm

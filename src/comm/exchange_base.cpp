@@ -1,0 +1,352 @@
+/* comm/exchange_base.cpp — links, plan round 1, self links, sequence and
+ * statistics common to every backend (see exchange_base.h). */
+#include "comm/exchange_base.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace putmd::comm
+{
+
+namespace
+{
+constexpr int kTagSizes = 1;
+
+std::vector<ExchangeBase::PeerLinks> groupByPeer(const auto& links, int self)
+{
+    std::map<int, std::vector<int>> byPeer;
+    for (int i = 0; i < static_cast<int>(links.size()); ++i)
+    {
+        if (links[i].peer != self)
+        {
+            byPeer[links[i].peer].push_back(i);
+        }
+    }
+    std::vector<ExchangeBase::PeerLinks> out;
+    for (auto& [peer, list] : byPeer)
+    {
+        out.push_back({peer, std::move(list)});
+    }
+    return out;
+}
+} // namespace
+
+void waitRequests(std::vector<MPI_Request>& requests, const std::function<std::string()>& describe)
+{
+    if (requests.empty())
+    {
+        return;
+    }
+    Waiter waiter(describe);
+    int    done = 0;
+    while (true)
+    {
+        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+        if (done)
+        {
+            break;
+        }
+        waiter.poll();
+    }
+    requests.clear();
+}
+
+ExchangeBase::ExchangeBase(Communicator::Impl& comm, Phase phase) :
+    comm_(comm), phase_(phase), id_(comm.nextExchangeId++)
+{
+    if (comm_.mpi)
+    {
+        MPI_Comm_dup(comm_.comm, &planComm_);
+        comm_.at(Phase::Setup).collectives++;
+    }
+}
+
+ExchangeBase::~ExchangeBase()
+{
+    int finalized = 0;
+    if (planComm_ != MPI_COMM_NULL && (MPI_Finalized(&finalized), !finalized))
+    {
+        MPI_Comm_free(&planComm_);
+    }
+}
+
+std::string ExchangeBase::describe(const char* what, int peer, std::uint64_t seq) const
+{
+    return std::string("in ") + backendName(comm_.backend) + " exchange #" + std::to_string(id_) + " (phase "
+           + phaseName(phase_) + ") waiting for " + what + " from rank " + std::to_string(peer)
+           + " (sequence " + std::to_string(seq) + ")";
+}
+
+void ExchangeBase::plan(std::span<const SendLink> sends, std::span<const int> recvPeers)
+{
+    if (inFlight_)
+    {
+        fail(describe("nothing: plan() called between start() and finish()", comm_.rank, seq_));
+    }
+    beforePlan();
+    const int self = comm_.rank;
+
+    sends_.assign(sends.size(), Link{});
+    recvs_.assign(recvPeers.size(), Link{});
+    std::map<int, int> sendSlots, recvSlots;
+    for (std::size_t i = 0; i < sends.size(); ++i)
+    {
+        if (sends[i].peer < 0 || sends[i].peer >= comm_.size)
+        {
+            fail("exchange #" + std::to_string(id_) + ": send link " + std::to_string(i) + " names rank "
+                 + std::to_string(sends[i].peer) + " but the job has " + std::to_string(comm_.size) + " rank(s)");
+        }
+        sends_[i].peer  = sends[i].peer;
+        sends_[i].bytes = sends[i].bytes;
+        sends_[i].slot  = sendSlots[sends[i].peer]++;
+    }
+    for (std::size_t i = 0; i < recvPeers.size(); ++i)
+    {
+        if (recvPeers[i] < 0 || recvPeers[i] >= comm_.size)
+        {
+            fail("exchange #" + std::to_string(id_) + ": receive link " + std::to_string(i) + " names rank "
+                 + std::to_string(recvPeers[i]) + " but the job has " + std::to_string(comm_.size) + " rank(s)");
+        }
+        recvs_[i].peer = recvPeers[i];
+        recvs_[i].slot = recvSlots[recvPeers[i]]++;
+    }
+    if (sendSlots[self] != recvSlots[self])
+    {
+        fail("exchange #" + std::to_string(id_) + ": " + std::to_string(sendSlots[self])
+             + " send link(s) to this rank itself but " + std::to_string(recvSlots[self])
+             + " receive link(s) from itself");
+    }
+    // Self links: the k-th send to self feeds the k-th receive from self.
+    {
+        std::vector<int> selfSends;
+        for (int i = 0; i < static_cast<int>(sends_.size()); ++i)
+        {
+            if (sends_[i].peer == self)
+            {
+                selfSends.push_back(i);
+            }
+        }
+        int k = 0;
+        for (int j = 0; j < static_cast<int>(recvs_.size()); ++j)
+        {
+            if (recvs_[j].peer == self)
+            {
+                const int i     = selfSends[k++];
+                recvs_[j].match = i;
+                sends_[i].match = j;
+                recvs_[j].bytes = sends_[i].bytes;
+            }
+        }
+    }
+    sendPeers_ = groupByPeer(sends_, self);
+    recvPeers_ = groupByPeer(recvs_, self);
+    if (!comm_.mpi && (!sendPeers_.empty() || !recvPeers_.empty()))
+    {
+        fail("exchange #" + std::to_string(id_) + " links to another rank, but this is a single-rank run");
+    }
+
+    if (comm_.mpi)
+    {
+        exchangeSizes();
+    }
+
+    // Local buffers: parity send buffers (for self links only when the
+    // backend packs in place) and parity receive buffers of self links.
+    std::size_t sendTotal = 0, selfTotal = 0;
+    remoteSendLinks_ = 0;
+    remoteSendBytes_ = 0;
+    for (auto& l : sends_)
+    {
+        if (l.peer != self)
+        {
+            remoteSendLinks_++;
+            remoteSendBytes_ += static_cast<long>(l.bytes);
+        }
+        if (l.peer == self || !sendsInPlace())
+        {
+            l.local = sendTotal;
+            sendTotal += (l.bytes + 63) / 64 * 64;
+        }
+    }
+    for (auto& l : recvs_)
+    {
+        if (l.peer == self)
+        {
+            l.local = selfTotal;
+            selfTotal += (l.bytes + 63) / 64 * 64;
+        }
+    }
+    for (int p = 0; p < 2; ++p)
+    {
+        localSend_[p].resize(sendTotal);
+        selfRecv_[p].resize(selfTotal);
+    }
+
+    if (comm_.mpi)
+    {
+        planRemote();
+    }
+    baseline_ = seq_;
+    planned_  = true;
+    comm_.at(phase_).plans++;
+}
+
+void ExchangeBase::exchangeSizes()
+{
+    std::vector<std::vector<std::uint64_t>> out(sendPeers_.size());
+    std::vector<MPI_Request>                requests(sendPeers_.size());
+    for (std::size_t p = 0; p < sendPeers_.size(); ++p)
+    {
+        out[p].push_back(sendPeers_[p].links.size());
+        for (int l : sendPeers_[p].links)
+        {
+            out[p].push_back(sends_[l].bytes);
+        }
+        MPI_Isend(out[p].data(), static_cast<int>(out[p].size()), MPI_UINT64_T, sendPeers_[p].peer, kTagSizes,
+                  planComm_, &requests[p]);
+    }
+    // Receive from every sending peer in whatever order they arrive.
+    std::vector<bool> got(recvPeers_.size(), false);
+    std::size_t       remaining = recvPeers_.size();
+    std::size_t       next      = 0;
+    Waiter            waiter([&] {
+        for (std::size_t p = 0; p < recvPeers_.size(); ++p)
+        {
+            if (!got[p])
+            {
+                return describe("the plan (link sizes)", recvPeers_[p].peer, seq_)
+                       + "; is the peer missing a send link to this rank, or not calling plan()?";
+            }
+        }
+        return std::string("nothing");
+    });
+    while (remaining > 0)
+    {
+        const std::size_t p = next;
+        next                = (next + 1) % recvPeers_.size();
+        if (got[p])
+        {
+            continue;
+        }
+        int         flag = 0;
+        MPI_Message msg;
+        MPI_Status  status;
+        MPI_Improbe(recvPeers_[p].peer, kTagSizes, planComm_, &flag, &msg, &status);
+        if (!flag)
+        {
+            waiter.poll();
+            continue;
+        }
+        int count = 0;
+        MPI_Get_count(&status, MPI_UINT64_T, &count);
+        std::vector<std::uint64_t> in(static_cast<std::size_t>(count));
+        MPI_Mrecv(in.data(), count, MPI_UINT64_T, &msg, MPI_STATUS_IGNORE);
+        const auto& links = recvPeers_[p].links;
+        if (in.empty() || in[0] != links.size())
+        {
+            fail("exchange #" + std::to_string(id_) + " (phase " + phaseName(phase_) + "): rank "
+                 + std::to_string(recvPeers_[p].peer) + " sends " + std::to_string(in.empty() ? 0 : in[0])
+                 + " link(s) to this rank but this rank receives " + std::to_string(links.size())
+                 + " link(s) from it");
+        }
+        for (std::size_t k = 0; k < links.size(); ++k)
+        {
+            recvs_[links[k]].bytes = in[k + 1];
+        }
+        got[p] = true;
+        remaining--;
+    }
+    waitRequests(requests, [&] { return describe("the plan (sizes) to be delivered", -1, seq_); });
+}
+
+std::span<std::byte> ExchangeBase::localSend(int link, std::uint64_t seq)
+{
+    const Link& l = sends_[link];
+    return {localSend_[seq & 1].data() + l.local, l.bytes};
+}
+
+std::span<std::byte> ExchangeBase::sendBuffer(int link)
+{
+    if (!planned_ || link < 0 || link >= numSendLinks())
+    {
+        fail("exchange #" + std::to_string(id_) + ": sendBuffer(" + std::to_string(link) + ") "
+             + (planned_ ? "out of range" : "before plan()"));
+    }
+    const std::uint64_t next = seq_ + 1;
+    if (sends_[link].peer != comm_.rank && sendsInPlace())
+    {
+        return inPlaceSendBuffer(link, next);
+    }
+    return localSend(link, next);
+}
+
+void ExchangeBase::start()
+{
+    if (!planned_)
+    {
+        fail("exchange #" + std::to_string(id_) + ": start() before plan()");
+    }
+    if (inFlight_)
+    {
+        fail("exchange #" + std::to_string(id_) + ": start() twice without finish()");
+    }
+    const double t0 = nowSeconds();
+    ++seq_;
+    for (std::size_t j = 0; j < recvs_.size(); ++j)
+    {
+        const Link& r = recvs_[j];
+        if (r.match >= 0 && r.bytes > 0)
+        {
+            std::memcpy(selfRecv_[seq_ & 1].data() + r.local, localSend(r.match, seq_).data(), r.bytes);
+        }
+    }
+    if (comm_.mpi)
+    {
+        startRemote(seq_);
+    }
+    inFlight_     = true;
+    PhaseStats& s = comm_.at(phase_);
+    s.messages += remoteSendLinks_;
+    s.bytes += remoteSendBytes_;
+    s.transferSeconds += nowSeconds() - t0;
+}
+
+void ExchangeBase::finish()
+{
+    if (!inFlight_)
+    {
+        fail("exchange #" + std::to_string(id_) + ": finish() without start()");
+    }
+    const double t0 = nowSeconds();
+    if (comm_.mpi)
+    {
+        finishRemote(seq_);
+    }
+    inFlight_ = false;
+    comm_.at(phase_).waitSeconds += nowSeconds() - t0;
+}
+
+std::span<const std::byte> ExchangeBase::recvBuffer(int link)
+{
+    if (!planned_ || link < 0 || link >= numRecvLinks())
+    {
+        fail("exchange #" + std::to_string(id_) + ": recvBuffer(" + std::to_string(link) + ") "
+             + (planned_ ? "out of range" : "before plan()"));
+    }
+    // The last finished execution (during the next one's overlap, still it).
+    const std::uint64_t done = inFlight_ ? seq_ - 1 : seq_;
+    const Link&         r    = recvs_[link];
+    if (r.match >= 0)
+    {
+        return {selfRecv_[done & 1].data() + r.local, r.bytes};
+    }
+    return remoteRecvBuffer(link, done);
+}
+
+std::size_t ExchangeBase::recvBytes(int link) const
+{
+    return recvs_.at(static_cast<std::size_t>(link)).bytes;
+}
+
+} // namespace putmd::comm
