@@ -1,0 +1,137 @@
+/* comm/communicator.h — the communication layer's front door.
+ *
+ * putmd moves data between ranks in two ways:
+ *  - Exchanges (comm/exchange.h): persistent point-to-point patterns
+ *    (halo coordinates and forces, migration, later PME traffic), planned at
+ *    search steps and executed every step with one of four backends:
+ *      p2p    MPI_Isend/MPI_Irecv, the measured baseline;
+ *      rma    MPI-3 passive-target RMA: data put into the receiver's arena,
+ *             then a flag word carrying the sequence number;
+ *      shm    MPI-3 shared-memory window among the ranks of one node: the
+ *             sender packs into its own exposed memory, the receiver reads it
+ *             directly after seeing the flag;
+ *      shmem  OpenSHMEM puts into the symmetric heap (built when liboshmem
+ *             is present).
+ *    Every backend moves the same bytes into the same receive buffers, so a
+ *    simulation is bitwise identical whichever is chosen.
+ *  - Collectives (below): reductions for energies on the steps that need
+ *    them, gathers for output. They are counted per phase, so a test can
+ *    show that a normal step has none.
+ *
+ * Without a launcher (no mpirun/oshrun environment) MPI is not initialised at
+ * all and the Communicator is a single rank: every collective is the
+ * identity and exchanges can only link a rank with itself.
+ */
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace putmd::comm
+{
+
+enum class Backend
+{
+    P2p,
+    Rma,
+    Shm,
+    Shmem
+};
+
+/* "p2p", "rma", "shm", "shmem" */
+const char* backendName(Backend b);
+std::optional<Backend> parseBackend(std::string_view name);
+/* Whether this build has the backend (shmem needs liboshmem). */
+bool backendAvailable(Backend b);
+
+/* What the traffic is for; statistics are kept per phase. */
+enum class Phase
+{
+    HaloX,     // coordinates to the halo
+    HaloF,     // halo forces back to their owners
+    Migration, // atoms changing domain at search steps
+    Energies,  // energy, kinetic and virial reductions
+    Pme,       // PME grid (replicated PME) or PP<->PME traffic
+    Setup,     // plan building, arena growth, gathers for output, start-up
+    Count
+};
+const char* phaseName(Phase p);
+
+struct PhaseStats
+{
+    long   messages        = 0; // point-to-point messages sent (one per link per execution)
+    long   bytes           = 0; // bytes sent
+    double transferSeconds = 0; // time in start() (packing excluded): issuing the transfers
+    double waitSeconds     = 0; // time in finish(): waiting for data to arrive
+    long   collectives     = 0; // collective calls (reductions, gathers, broadcasts)
+    long   barriers        = 0; // barriers (explicit or inside another call)
+    long   arenaGrowths    = 0; // times exposed memory grew
+    long   plans           = 0; // plans built
+};
+
+class Exchange;
+
+class Communicator
+{
+public:
+    /* Initialise MPI when launched by mpirun/oshrun (environment variables
+     * of the launcher present), otherwise do nothing. Call once at start. */
+    static void initialize(int* argc, char*** argv);
+    /* Finalise what initialize() started. */
+    static void finalize();
+    /* True when running under a launcher with MPI initialised. */
+    static bool parallel();
+    /* Ranks in the job (1 without a launcher), without making a Communicator. */
+    static int worldSize();
+    static int worldRank();
+    /* Stop every rank of the job now with this exit code (MPI_Abort), after
+     * the caller printed its message; plain exit() on one rank. */
+    [[noreturn]] static void abortJob(int code);
+
+    /* The world communicator with this backend. Collective over the world. */
+    explicit Communicator(Backend backend);
+    ~Communicator();
+    Communicator(const Communicator&)            = delete;
+    Communicator& operator=(const Communicator&) = delete;
+
+    int     rank() const;
+    int     size() const;
+    Backend backend() const;
+
+    /* A new exchange pattern owned by the caller; collective (every rank
+     * creates the same exchanges in the same order). */
+    std::unique_ptr<Exchange> makeExchange(Phase phase);
+
+    /* Collectives; every one is counted in stats(phase).collectives.
+     * sumInRankOrder: element-wise sum over ranks, added in rank order
+     * (allgather, then sum), so every rank gets the same bits and the result
+     * does not depend on the MPI library's reduction algorithm. */
+    void   sumInRankOrder(Phase phase, std::span<double> values);
+    long   maxLong(Phase phase, long value);
+    long   sumLong(Phase phase, long value);
+    /* Concatenation of every rank's bytes in rank order on rank 0 (empty
+     * elsewhere). */
+    std::vector<std::byte> gatherToRoot(Phase phase, std::span<const std::byte> mine);
+    /* Rank 0's bytes on every rank. */
+    void broadcast(Phase phase, std::span<std::byte> data);
+    void barrier(Phase phase);
+
+    const PhaseStats& stats(Phase phase) const;
+    PhaseStats&       mutableStats(Phase phase);
+    /* Zero every counter (e.g. after start-up). */
+    void resetStats();
+
+    struct Impl;
+    Impl& impl() { return *impl_; }
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace putmd::comm
