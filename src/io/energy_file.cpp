@@ -40,7 +40,7 @@ void EnergyFile::write(long step, double time, const std::vector<double>& values
     std::fprintf(file_, "%.6f,%ld", time, step);
     for (size_t i = 0; i < numColumns_ && i < values.size(); i++)
     {
-        std::fprintf(file_, ",%.10g", values[i]);
+        std::fprintf(file_, ",%.15g", values[i]);
     }
     std::fprintf(file_, "\n");
     if (std::fflush(file_) != 0 || std::ferror(file_))

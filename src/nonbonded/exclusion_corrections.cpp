@@ -8,8 +8,10 @@ namespace putmd
 {
 
 double exclusionCorrections(const Topology& top, const InteractionConst& ic, const Pbc& pbc,
-                            const std::vector<Vec3<real>>& x, std::vector<Vec3<real>>& f, Matrix3* virial)
+                            const std::vector<Vec3<real>>& x, std::vector<Vec3<real>>& f, Matrix3* virial,
+                            int numSelfAtoms)
 {
+    const int numSelf = numSelfAtoms < 0 ? top.numAtoms : numSelfAtoms;
     using RVec         = Vec3<real>;
     const double rc2 = ic.rcoulomb * ic.rcoulomb;
     const double beta = ic.ewaldCoeff;
@@ -17,7 +19,10 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
     double       q2   = 0;
     for (int i = 0; i < top.numAtoms; i++)
     {
-        q2 += top.charge[i] * top.charge[i];
+        if (i < numSelf)
+        {
+            q2 += top.charge[i] * top.charge[i];
+        }
         for (int e = top.exclusionStart[i]; e < top.exclusionStart[i + 1]; e++)
         {
             const int j = top.exclusions[e];

@@ -20,8 +20,11 @@
 namespace putmd
 {
 
-/* Returns the energy; adds forces and (if virial is not null) the virial. */
+/* Returns the energy; adds forces and (if virial is not null) the virial.
+ * Self terms for atoms [0, numSelfAtoms) (-1: all; with domain
+ * decomposition only the home atoms, whose copies elsewhere add none). */
 double exclusionCorrections(const Topology& top, const InteractionConst& ic, const Pbc& pbc,
-                            const std::vector<Vec3<real>>& x, std::vector<Vec3<real>>& f, Matrix3* virial);
+                            const std::vector<Vec3<real>>& x, std::vector<Vec3<real>>& f, Matrix3* virial,
+                            int numSelfAtoms = -1);
 
 } // namespace putmd

@@ -44,6 +44,15 @@ void PairList::build(const Topology& top, const Box& box, const std::vector<Vec3
     }
 }
 
+void PairList::setPairs(std::vector<int> start, std::vector<int> j, double rlist)
+{
+    rlist_ = rlist;
+    start_ = std::move(start);
+    j_     = std::move(j);
+    shift_.assign(j_.size(), { 0, 0, 0 });
+    parameters_.ljType.clear(); // the atoms changed: parameters again at the next compute
+}
+
 void PairParameters::set(const Topology& top, double epsfac)
 {
     const double s = std::sqrt(epsfac);
@@ -172,7 +181,7 @@ void PairList::compute(const Topology& top, const InteractionConst& ic, const Bo
             }
         }
     }
-    const double vexcl = exclusionCorrections(top, ic, Pbc(box), x, f, virial);
+    const double vexcl = exclusionCorrections_ ? exclusionCorrections(top, ic, Pbc(box), x, f, virial) : 0.0;
     energies.add(EnergyTerm::LJSR, ljSum);
     energies.add(EnergyTerm::CoulombSR, coulSum + vexcl);
 }

@@ -30,6 +30,14 @@ class PairList
 public:
     void build(const Topology& top, const Box& box, const std::vector<Vec3<real>>& x, double rlist);
 
+    /* A list made elsewhere (domain decomposition: its atoms are explicit
+     * images, so every shift is zero): j of atom i in j[start[i], start[i+1]). */
+    void setPairs(std::vector<int> start, std::vector<int> j, double rlist);
+
+    /* Whether compute() adds the excluded-pair and self corrections (on by
+     * default; the domain decomposition adds them once itself). */
+    void setExclusionCorrections(bool on) { exclusionCorrections_ = on; }
+
     size_t numPairs() const { return j_.size(); }
     double rlist() const { return rlist_; }
 
@@ -51,6 +59,7 @@ private:
                       real rmax2) const;
 
     int                              numThreads_ = 1;
+    bool                             exclusionCorrections_ = true;
     EwaldTable                       ewaldTable_;
     PairParameters                   parameters_;
     double                           ewaldTableBeta_ = 0, ewaldTableRange_ = 0;

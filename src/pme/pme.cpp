@@ -273,6 +273,15 @@ double Pme::compute(const Box& box, const std::vector<Vec3<real>>& x, const std:
 {
     Splines splines;
     spread(box, x, charges, splines);
+    if (replication_)
+    {
+        const auto K = params_.gridSize;
+        replication_->sumGrid(fft_->realData(), size_t(K[0]) * K[1] * K[2]);
+        if (!replication_->countEnergy)
+        {
+            virial = nullptr;
+        }
+    }
     fft_->forward();
     double energy = solve(box, virial);
     fft_->backward();
@@ -281,6 +290,14 @@ double Pme::compute(const Box& box, const std::vector<Vec3<real>>& x, const std:
     for (double q : charges)
     {
         qsum += q;
+    }
+    if (replication_)
+    {
+        if (!replication_->countEnergy)
+        {
+            return 0;
+        }
+        qsum = replication_->totalCharge;
     }
     const double netChargeTerm = -params_.epsfac * units::pi * qsum * qsum
                                  / (2 * box.volume() * params_.ewaldCoeff * params_.ewaldCoeff);

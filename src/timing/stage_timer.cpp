@@ -9,6 +9,9 @@ const char* stageName(Stage s)
 {
     switch (s)
     {
+        case Stage::DomainDecomp: return "Domain decomp.";
+        case Stage::HaloCoordinates: return "Comm. coord.";
+        case Stage::HaloForces: return "Comm. force";
         case Stage::Search: return "Pair search";
         case Stage::Force: return "Force";
         case Stage::Nonbonded: return "Nonbonded";
@@ -26,7 +29,8 @@ const char* stageName(Stage s)
 
 bool isSubStage(Stage s)
 {
-    return s == Stage::Search || s == Stage::Nonbonded || s == Stage::Listed || s == Stage::PmeMesh;
+    return s == Stage::Search || s == Stage::Nonbonded || s == Stage::Listed || s == Stage::PmeMesh
+           || s == Stage::HaloCoordinates || s == Stage::HaloForces;
 }
 
 std::string StageTimers::table(double total) const

@@ -20,12 +20,15 @@ namespace putmd
 
 enum class Stage
 {
+    DomainDecomp, // migration, halo set-up, local topology (search steps)
     Force,
     Search, // inside Force
 
     Nonbonded,
     Listed,
     PmeMesh,
+    HaloCoordinates, // inside Force: waiting for / moving halo coordinates
+    HaloForces,      // inside Force: returning halo forces
     TrajectoryOutput,
     Coupling,
     Update,

@@ -421,7 +421,8 @@ std::string Topology::describeAtom(int i) const
     const std::string molecule = static_cast<size_t>(i) < moleculeIndex.size()
                                          ? ", molecule " + std::to_string(moleculeIndex[i] + 1)
                                          : std::string();
-    return "atom " + std::to_string(i + 1) + " (" + residueName[i] + std::to_string(residueNumber[i]) + " "
+    const int number = globalIndex.empty() ? i : globalIndex[i];
+    return "atom " + std::to_string(number + 1) + " (" + residueName[i] + std::to_string(residueNumber[i]) + " "
            + atomName[i] + molecule + ")";
 }
 

@@ -54,6 +54,10 @@ struct Topology
     std::vector<int>         moleculeType;      // index into moleculeTypeNames
     std::vector<int>         moleculeIndex;     // 0-based molecule number
     std::vector<std::string> moleculeTypeNames;
+    /* Set for the part of the system one rank holds (domain decomposition):
+     * the global index of each atom, so messages name atoms as the user
+     * numbers them. Empty for the whole system. */
+    std::vector<int> globalIndex;
 
     int                 numLjTypes = 0;
     std::vector<double> c6, c12; // numLjTypes x numLjTypes

@@ -22,6 +22,7 @@ AtomNames::AtomNames(const Topology& top)
     }
     std::map<std::pair<std::string, std::string>, int> index;
     residueNumber_ = top.residueNumber;
+    globalIndex_   = top.globalIndex;
     molecule_      = top.moleculeIndex;
     label_.resize(n);
     for (size_t i = 0; i < n; i++)
@@ -42,13 +43,14 @@ std::string AtomNames::describe(int atom) const
     {
         return "atom " + std::to_string(atom + 1);
     }
-    const auto& l = labels_[label_[atom]];
+    const auto& l      = labels_[label_[atom]];
+    const int   number = size_t(atom) < globalIndex_.size() ? globalIndex_[atom] : atom;
     if (size_t(atom) < molecule_.size())
     {
-        return fmt::format("atom {} ({}{} {}, molecule {})", atom + 1, l.first, residueNumber_[atom], l.second,
+        return fmt::format("atom {} ({}{} {}, molecule {})", number + 1, l.first, residueNumber_[atom], l.second,
                            molecule_[atom] + 1);
     }
-    return fmt::format("atom {} ({}{} {})", atom + 1, l.first, residueNumber_[atom], l.second);
+    return fmt::format("atom {} ({}{} {})", number + 1, l.first, residueNumber_[atom], l.second);
 }
 
 namespace

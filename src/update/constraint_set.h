@@ -50,6 +50,7 @@ public:
 
 private:
     std::vector<int>                                 residueNumber_;
+    std::vector<int>                                 globalIndex_; // empty: the atom's own index
     std::vector<int>                                 molecule_; // 0-based molecule number
     std::vector<int>                                 label_; // index into labels_
     std::vector<std::pair<std::string, std::string>> labels_; // residue name, atom name

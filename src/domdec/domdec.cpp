@@ -1,0 +1,613 @@
+#include "domdec/domdec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace putmd
+{
+
+using RVec = Vec3<real>;
+
+namespace
+{
+
+template<typename T>
+void put(std::byte*& p, const T& value)
+{
+    std::memcpy(p, &value, sizeof value);
+    p += sizeof value;
+}
+
+template<typename T>
+T take(const std::byte*& p)
+{
+    T value;
+    std::memcpy(&value, p, sizeof value);
+    p += sizeof value;
+    return value;
+}
+
+RVec boxVector(const Box& box, int d)
+{
+    const Matrix3& b = box.vectors();
+    return RVec(real(b(d, 0)), real(b(d, 1)), real(b(d, 2)));
+}
+
+constexpr size_t kSetupAtomBytes     = 2 * sizeof(int32_t) + 3 * sizeof(real); // index, zone, x
+constexpr size_t kMigrationAtomBytes = sizeof(int32_t) + 6 * sizeof(real);     // index, x, v
+constexpr size_t kVectorBytes        = 3 * sizeof(real);
+
+} // namespace
+
+/* One halo exchange unit: a staged pulse (one link each way) or the direct
+ * exchange (a link per zone). Coordinates go out on the send links and
+ * forces come back on them. */
+struct DomainDecomposition::Pulse
+{
+    std::unique_ptr<comm::Exchange> setup, x, f;
+    std::vector<int>                sendPeer, recvPeer;
+    std::vector<int>                sendZone; // direct: the zone mask each send link serves
+    std::vector<std::vector<int>>   sendIndex;
+    std::vector<int>                recvStart, recvCount;
+    std::vector<RVec>               recvShift;
+};
+
+DomainDecomposition::DomainDecomposition(comm::Communicator& comm, const Topology& global, const std::vector<RVec>& x,
+                                         const Box& box, double rlist, const DdOptions& options) :
+    comm_(comm), global_(global), options_(options), rlist_(rlist), box_(box)
+{
+    groups_       = makeUpdateGroups(global, x, box);
+    haloDistance_ = rlist + 2 * groups_.maxRadius;
+    grid_         = chooseDdGrid(box, comm.size(), haloDistance_, options.grid);
+    coord_        = grid_.coordinatesOf(comm.rank());
+    firstCopy_.assign(global.numAtoms, -1);
+
+    const int numPulses = options.schedule == HaloSchedule::Staged ? 3 : 1;
+    for (int p = 0; p < numPulses; p++)
+    {
+        auto pulse   = std::make_unique<Pulse>();
+        pulse->setup = comm.makeExchange(comm::Phase::Setup);
+        pulse->x     = comm.makeExchange(comm::Phase::HaloX);
+        pulse->f     = comm.makeExchange(comm::Phase::HaloF);
+        pulses_.push_back(std::move(pulse));
+    }
+    for (int d = 0; d < 3; d++)
+    {
+        migration_.push_back(comm.makeExchange(comm::Phase::Migration));
+    }
+}
+
+DomainDecomposition::~DomainDecomposition() = default;
+
+std::array<int, 3> DomainDecomposition::domainOf(const DVec& s) const
+{
+    std::array<int, 3> c;
+    for (int d = 0; d < 3; d++)
+    {
+        c[d] = std::clamp(static_cast<int>(std::floor(s[d] * grid_.n[d])), 0, grid_.n[d] - 1);
+    }
+    return c;
+}
+
+DVec DomainDecomposition::groupCentre(const std::vector<RVec>& x, int begin, int count) const
+{
+    DVec c;
+    for (int k = begin; k < begin + count; k++)
+    {
+        c += DVec(x[k]);
+    }
+    return c * (1.0 / count);
+}
+
+void DomainDecomposition::distribute(const std::vector<RVec>& x, const std::vector<RVec>& v, const Box& box,
+                                     std::vector<RVec>& xHome, std::vector<RVec>& vHome)
+{
+    box_ = box;
+    const Pbc pbc(box);
+    xHome.clear();
+    vHome.clear();
+    globalIndex_.clear();
+    homeGroupStart_.assign(1, 0);
+    std::vector<RVec> whole;
+    for (int g = 0; g < groups_.numGroups(); g++)
+    {
+        // make the group whole around its first atom, then put its centre in the box
+        whole.clear();
+        const int first = groups_.atoms[groups_.start[g]];
+        for (int k = groups_.start[g]; k < groups_.start[g + 1]; k++)
+        {
+            whole.push_back(x[first] + pbc.dx(x[groups_.atoms[k]], x[first]));
+        }
+        DVec s = box.toFractional(groupCentre(whole, 0, static_cast<int>(whole.size())));
+        DVec shift;
+        for (int d = 0; d < 3; d++)
+        {
+            shift[d] = std::floor(s[d]);
+            s[d] -= shift[d];
+        }
+        if (domainOf(s) != coord_)
+        {
+            continue;
+        }
+        const RVec cartesianShift(box.fromFractional(shift));
+        for (size_t k = 0; k < whole.size(); k++)
+        {
+            const int a = groups_.atoms[groups_.start[g] + k];
+            xHome.push_back(whole[k] - cartesianShift);
+            vHome.push_back(v.empty() ? RVec() : v[a]);
+            globalIndex_.push_back(a);
+        }
+        homeGroupStart_.push_back(static_cast<int>(xHome.size()));
+    }
+    numHome_ = static_cast<int>(xHome.size());
+    setupHalo(xHome, box);
+    buildLocalTopology(box);
+    searchPairs();
+    partitionCount_++;
+}
+
+void DomainDecomposition::wrapGroups(std::vector<RVec>& xHome, const Box& box)
+{
+    const double r2max = groups_.maxRadius * groups_.maxRadius * (1 + 1e-6);
+    for (size_t g = 0; g + 1 < homeGroupStart_.size(); g++)
+    {
+        const int  b = homeGroupStart_[g], n = homeGroupStart_[g + 1] - b;
+        const DVec c = groupCentre(xHome, b, n);
+        if (n > 1)
+        {
+            for (int k = b; k < b + n; k++)
+            {
+                if (norm2(DVec(xHome[k]) - c) > r2max)
+                {
+                    throw SimulationError(fmt::format(
+                            "{} is {:.3f} nm from the centre of its constraint group, more than the {:.3f} nm the "
+                            "domain decomposition allows; the system is probably blowing up",
+                            global_.describeAtom(globalIndex_[k]), std::sqrt(norm2(DVec(xHome[k]) - c)),
+                            groups_.maxRadius));
+                }
+            }
+        }
+        DVec s = box.toFractional(c);
+        DVec shift;
+        bool any = false;
+        for (int d = 0; d < 3; d++)
+        {
+            shift[d] = std::floor(s[d]);
+            any      = any || shift[d] != 0;
+        }
+        if (any)
+        {
+            const RVec cs(box.fromFractional(shift));
+            for (int k = b; k < b + n; k++)
+            {
+                xHome[k] -= cs;
+            }
+        }
+    }
+}
+
+void DomainDecomposition::migrate(std::vector<RVec>& xHome, std::vector<RVec>& vHome, const Box& box)
+{
+    for (int d = 0; d < 3; d++)
+    {
+        if (grid_.n[d] == 1)
+        {
+            continue;
+        }
+        auto up = coord_, down = coord_;
+        up[d]   = (coord_[d] + 1) % grid_.n[d];
+        down[d] = (coord_[d] + grid_.n[d] - 1) % grid_.n[d];
+        // which groups leave, and which way
+        std::vector<int> direction(homeGroupStart_.size() - 1, -1); // -1 stay, 0 up, 1 down
+        size_t           bytes[2] = { 0, 0 };
+        for (size_t g = 0; g + 1 < homeGroupStart_.size(); g++)
+        {
+            const int  b = homeGroupStart_[g], n = homeGroupStart_[g + 1] - b;
+            const DVec s = box.toFractional(groupCentre(xHome, b, n));
+            const int  t = domainOf(s)[d];
+            if (t == coord_[d])
+            {
+                continue;
+            }
+            const int delta = (t - coord_[d] + grid_.n[d]) % grid_.n[d];
+            if (delta != 1 && delta != grid_.n[d] - 1)
+            {
+                throw SimulationError(fmt::format(
+                        "{} moved from domain {} to domain {} along {} between two pair searches, further than one "
+                        "domain; the system is probably blowing up (or nstlist is far too long)",
+                        global_.describeAtom(globalIndex_[b]), coord_[d], t, "xyz"[d]));
+            }
+            direction[g] = delta == 1 ? 0 : 1;
+            bytes[direction[g]] += n * kMigrationAtomBytes;
+        }
+        auto&                        ex = *migration_[d];
+        const comm::SendLink         links[2] = { { grid_.rankOf(up), bytes[0] }, { grid_.rankOf(down), bytes[1] } };
+        const int                    from[2]  = { grid_.rankOf(down), grid_.rankOf(up) };
+        ex.plan(links, from);
+        std::byte* out[2] = { ex.sendBuffer(0).data(), ex.sendBuffer(1).data() };
+        std::vector<RVec> xKeep, vKeep;
+        std::vector<int>  gKeep, startKeep{ 0 };
+        for (size_t g = 0; g + 1 < homeGroupStart_.size(); g++)
+        {
+            const int b = homeGroupStart_[g], e = homeGroupStart_[g + 1];
+            if (direction[g] < 0)
+            {
+                for (int k = b; k < e; k++)
+                {
+                    xKeep.push_back(xHome[k]);
+                    vKeep.push_back(vHome[k]);
+                    gKeep.push_back(globalIndex_[k]);
+                }
+                startKeep.push_back(static_cast<int>(xKeep.size()));
+                continue;
+            }
+            std::byte*& p = out[direction[g]];
+            for (int k = b; k < e; k++)
+            {
+                put(p, int32_t(globalIndex_[k]));
+                for (int c = 0; c < 3; c++)
+                {
+                    put(p, xHome[k][c]);
+                }
+                for (int c = 0; c < 3; c++)
+                {
+                    put(p, vHome[k][c]);
+                }
+            }
+        }
+        ex.start();
+        ex.finish();
+        for (int link = 0; link < 2; link++)
+        {
+            const auto       in = ex.recvBuffer(link);
+            const std::byte* p  = in.data();
+            const size_t     n  = in.size() / kMigrationAtomBytes;
+            int              lastGroup = -1;
+            for (size_t a = 0; a < n; a++)
+            {
+                const int gi = take<int32_t>(p);
+                RVec      xa, va;
+                for (int c = 0; c < 3; c++)
+                {
+                    xa[c] = take<real>(p);
+                }
+                for (int c = 0; c < 3; c++)
+                {
+                    va[c] = take<real>(p);
+                }
+                if (groups_.groupOf[gi] != lastGroup && a > 0)
+                {
+                    startKeep.push_back(static_cast<int>(xKeep.size()));
+                }
+                lastGroup = groups_.groupOf[gi];
+                xKeep.push_back(xa);
+                vKeep.push_back(va);
+                gKeep.push_back(gi);
+            }
+            if (n > 0)
+            {
+                startKeep.push_back(static_cast<int>(xKeep.size()));
+            }
+        }
+        xHome.swap(xKeep);
+        vHome.swap(vKeep);
+        globalIndex_.swap(gKeep);
+        homeGroupStart_.swap(startKeep);
+    }
+    numHome_ = static_cast<int>(xHome.size());
+}
+
+/* Home groups in group order, so the layout depends only on which atoms a
+ * rank owns, not on the order they arrived in. */
+void DomainDecomposition::sortHome(std::vector<RVec>& xHome, std::vector<RVec>& vHome)
+{
+    const int        numGroups = static_cast<int>(homeGroupStart_.size()) - 1;
+    std::vector<int> order(numGroups);
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+        return groups_.groupOf[globalIndex_[homeGroupStart_[a]]] < groups_.groupOf[globalIndex_[homeGroupStart_[b]]];
+    });
+    std::vector<RVec> xs, vs;
+    std::vector<int>  gs, starts{ 0 };
+    xs.reserve(xHome.size());
+    vs.reserve(xHome.size());
+    gs.reserve(xHome.size());
+    for (int g : order)
+    {
+        for (int k = homeGroupStart_[g]; k < homeGroupStart_[g + 1]; k++)
+        {
+            xs.push_back(xHome[k]);
+            vs.push_back(vHome[k]);
+            gs.push_back(globalIndex_[k]);
+        }
+        starts.push_back(static_cast<int>(xs.size()));
+    }
+    xHome.swap(xs);
+    vHome.swap(vs);
+    globalIndex_.swap(gs);
+    homeGroupStart_.swap(starts);
+}
+
+void DomainDecomposition::repartition(std::vector<RVec>& xHome, std::vector<RVec>& vHome, const Box& box)
+{
+    box_ = box;
+    for (int a : globalIndex_) // home and halo of the last partition
+    {
+        firstCopy_[a] = -1;
+    }
+    globalIndex_.resize(numHome_);
+    wrapGroups(xHome, box);
+    migrate(xHome, vHome, box);
+    sortHome(xHome, vHome);
+    setupHalo(xHome, box);
+    buildLocalTopology(box);
+    searchPairs();
+    partitionCount_++;
+}
+
+/* Selects, packs and exchanges the halo atoms, pulse by pulse, recording
+ * the send lists and receive ranges every step reuses. */
+void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& box)
+{
+    globalIndex_.resize(numHome_);
+    zone_.assign(numHome_, 0);
+    xLocal_.assign(xHome.begin(), xHome.begin() + numHome_);
+    std::vector<int> groupStart = homeGroupStart_; // of every local group copy
+
+    auto nearLowerFaces = [&](int begin, int count, int mask) {
+        const DVec s = box.toFractional(groupCentre(xLocal_, begin, count));
+        for (int d = 0; d < 3; d++)
+        {
+            if (mask & (1 << d))
+            {
+                const double lo = double(coord_[d]) / grid_.n[d];
+                if ((s[d] - lo) * box.perpendicularWidth(d) >= haloDistance_)
+                {
+                    return false;
+                }
+            }
+        }
+        return true;
+    };
+    auto rankAt = [&](int mask, int sign) {
+        std::array<int, 3> c = coord_;
+        for (int d = 0; d < 3; d++)
+        {
+            if (mask & (1 << d))
+            {
+                c[d] = (c[d] + sign + grid_.n[d]) % grid_.n[d];
+            }
+        }
+        return grid_.rankOf(c);
+    };
+
+    for (size_t p = 0; p < pulses_.size(); p++)
+    {
+        Pulse& pulse = *pulses_[p];
+        pulse.sendPeer.clear();
+        pulse.recvPeer.clear();
+        pulse.sendZone.clear();
+        pulse.sendIndex.clear();
+        pulse.recvShift.clear();
+        // the zones this unit serves: one dimension per staged pulse, all 7 at once for direct
+        std::vector<int> masks;
+        if (options_.schedule == HaloSchedule::Staged)
+        {
+            masks = { 1 << p };
+        }
+        else
+        {
+            masks = { 1, 2, 3, 4, 5, 6, 7 };
+        }
+        const int numCandidateGroups = static_cast<int>(groupStart.size()) - 1;
+        for (int mask : masks)
+        {
+            pulse.sendPeer.push_back(rankAt(mask, -1));
+            pulse.recvPeer.push_back(rankAt(mask, +1));
+            pulse.sendZone.push_back(mask);
+            std::vector<int> send;
+            for (int g = 0; g < numCandidateGroups; g++)
+            {
+                const int b = groupStart[g], n = groupStart[g + 1] - b;
+                // staged forwards everything received so far; direct sends home groups only
+                if ((options_.schedule == HaloSchedule::Direct && b >= numHome_) || !nearLowerFaces(b, n, mask))
+                {
+                    continue;
+                }
+                for (int k = b; k < b + n; k++)
+                {
+                    send.push_back(k);
+                }
+            }
+            pulse.sendIndex.push_back(std::move(send));
+            RVec shift;
+            for (int d = 0; d < 3; d++)
+            {
+                if ((mask & (1 << d)) && coord_[d] + 1 == grid_.n[d])
+                {
+                    shift += boxVector(box, d);
+                }
+            }
+            pulse.recvShift.push_back(shift);
+        }
+        const int numLinks = static_cast<int>(masks.size());
+        // indices, zones and coordinates, once per search
+        std::vector<comm::SendLink> links;
+        for (int k = 0; k < numLinks; k++)
+        {
+            links.push_back({ pulse.sendPeer[k], pulse.sendIndex[k].size() * kSetupAtomBytes });
+        }
+        pulse.setup->plan(links, pulse.recvPeer);
+        for (int k = 0; k < numLinks; k++)
+        {
+            std::byte* out = pulse.setup->sendBuffer(k).data();
+            for (int a : pulse.sendIndex[k])
+            {
+                put(out, int32_t(globalIndex_[a]));
+                put(out, int32_t(zone_[a] | pulse.sendZone[k]));
+                for (int c = 0; c < 3; c++)
+                {
+                    put(out, xLocal_[a][c]);
+                }
+            }
+        }
+        pulse.setup->start();
+        pulse.setup->finish();
+        pulse.recvStart.assign(numLinks, 0);
+        pulse.recvCount.assign(numLinks, 0);
+        for (int k = 0; k < numLinks; k++)
+        {
+            const auto       in = pulse.setup->recvBuffer(k);
+            const std::byte* q  = in.data();
+            const int        n  = static_cast<int>(in.size() / kSetupAtomBytes);
+            pulse.recvStart[k]  = static_cast<int>(globalIndex_.size());
+            pulse.recvCount[k]  = n;
+            int lastGroup       = -1;
+            for (int a = 0; a < n; a++)
+            {
+                const int gi   = take<int32_t>(q);
+                const int zone = take<int32_t>(q);
+                RVec      xa;
+                for (int c = 0; c < 3; c++)
+                {
+                    xa[c] = take<real>(q);
+                }
+                if (groups_.groupOf[gi] != lastGroup && a > 0)
+                {
+                    groupStart.push_back(static_cast<int>(globalIndex_.size()));
+                }
+                lastGroup = groups_.groupOf[gi];
+                globalIndex_.push_back(gi);
+                zone_.push_back(zone);
+                xLocal_.push_back(xa + pulse.recvShift[k]);
+            }
+            if (n > 0)
+            {
+                groupStart.push_back(static_cast<int>(globalIndex_.size()));
+            }
+        }
+        // the per-step exchanges: coordinates out on the send links, forces back
+        std::vector<comm::SendLink> xLinks, fLinks;
+        for (int k = 0; k < numLinks; k++)
+        {
+            xLinks.push_back({ pulse.sendPeer[k], pulse.sendIndex[k].size() * kVectorBytes });
+            fLinks.push_back({ pulse.recvPeer[k], size_t(pulse.recvCount[k]) * kVectorBytes });
+        }
+        pulse.x->plan(xLinks, pulse.recvPeer);
+        pulse.f->plan(fLinks, pulse.sendPeer);
+    }
+    // every copy of each atom, for the bonded and exclusion assignment
+    nextCopy_.assign(globalIndex_.size(), -1);
+    for (int l = static_cast<int>(globalIndex_.size()) - 1; l >= 0; l--)
+    {
+        nextCopy_[l]               = firstCopy_[globalIndex_[l]];
+        firstCopy_[globalIndex_[l]] = l;
+    }
+}
+
+void DomainDecomposition::haloCoordinatesStart(std::vector<RVec>& xLocal)
+{
+    Pulse& pulse = *pulses_[0];
+    for (size_t k = 0; k < pulse.sendIndex.size(); k++)
+    {
+        std::byte* out = pulse.x->sendBuffer(static_cast<int>(k)).data();
+        for (int a : pulse.sendIndex[k])
+        {
+            std::memcpy(out, &xLocal[a], kVectorBytes);
+            out += kVectorBytes;
+        }
+    }
+    pulse.x->start();
+}
+
+void DomainDecomposition::haloCoordinatesFinish(std::vector<RVec>& xLocal)
+{
+    for (size_t p = 0; p < pulses_.size(); p++)
+    {
+        Pulse& pulse = *pulses_[p];
+        if (p > 0)
+        {
+            for (size_t k = 0; k < pulse.sendIndex.size(); k++)
+            {
+                std::byte* out = pulse.x->sendBuffer(static_cast<int>(k)).data();
+                for (int a : pulse.sendIndex[k])
+                {
+                    std::memcpy(out, &xLocal[a], kVectorBytes);
+                    out += kVectorBytes;
+                }
+            }
+            pulse.x->start();
+        }
+        pulse.x->finish();
+        for (size_t k = 0; k < pulse.recvStart.size(); k++)
+        {
+            const std::byte* in    = pulse.x->recvBuffer(static_cast<int>(k)).data();
+            const RVec       shift = pulse.recvShift[k];
+            for (int a = 0; a < pulse.recvCount[k]; a++)
+            {
+                RVec xa;
+                std::memcpy(&xa, in + a * kVectorBytes, kVectorBytes);
+                xLocal[pulse.recvStart[k] + a] = xa + shift;
+            }
+        }
+    }
+}
+
+void DomainDecomposition::haloForces(std::vector<RVec>& fLocal)
+{
+    for (size_t p = pulses_.size(); p-- > 0;)
+    {
+        Pulse& pulse = *pulses_[p];
+        for (size_t k = 0; k < pulse.recvStart.size(); k++)
+        {
+            std::memcpy(pulse.f->sendBuffer(static_cast<int>(k)).data(), &fLocal[pulse.recvStart[k]],
+                        size_t(pulse.recvCount[k]) * kVectorBytes);
+        }
+        pulse.f->start();
+        pulse.f->finish();
+        for (size_t k = 0; k < pulse.sendIndex.size(); k++)
+        {
+            const std::byte* in = pulse.f->recvBuffer(static_cast<int>(k)).data();
+            for (size_t a = 0; a < pulse.sendIndex[k].size(); a++)
+            {
+                RVec fa;
+                std::memcpy(&fa, in + a * kVectorBytes, kVectorBytes);
+                fLocal[pulse.sendIndex[k][a]] += fa;
+            }
+        }
+    }
+}
+
+std::vector<RVec> DomainDecomposition::gatherHome(const std::vector<RVec>& home) const
+{
+    std::vector<std::byte> mine(size_t(numHome_) * (sizeof(int32_t) + kVectorBytes));
+    std::byte*             p = mine.data();
+    for (int a = 0; a < numHome_; a++)
+    {
+        put(p, int32_t(globalIndex_[a]));
+        std::memcpy(p, &home[a], kVectorBytes);
+        p += kVectorBytes;
+    }
+    const auto        all = comm_.gatherToRoot(comm::Phase::Setup, mine);
+    std::vector<RVec> out;
+    if (comm_.rank() == 0)
+    {
+        out.resize(global_.numAtoms);
+        const std::byte* q = all.data();
+        for (size_t a = 0; a < all.size() / (sizeof(int32_t) + kVectorBytes); a++)
+        {
+            const int gi = take<int32_t>(q);
+            std::memcpy(&out[gi], q, kVectorBytes);
+            q += kVectorBytes;
+        }
+    }
+    return out;
+}
+
+} // namespace putmd

@@ -1,0 +1,161 @@
+/* domdec/domdec.h — domain decomposition: which atoms a rank owns, which it
+ * sees, and which interactions it computes.
+ *
+ * Ownership. The box is cut into a grid of domains (dd_grid.h), one per
+ * rank. A rank owns the update groups (update_groups.h) whose centre lies in
+ * its domain: its "home" atoms, kept in group order (groups by first atom).
+ * At every search step groups are put back in the box as a whole and those
+ * that left migrate to the neighbour domain, in three staged pulses (x, y,
+ * z), so a group that crossed a corner arrives via its edge neighbours.
+ *
+ * Halo (eighth shell). A rank also sees copies of the atoms of its seven
+ * "upper" neighbours (domain offsets s in {0,1}^3, s != 0) whose groups lie
+ * within the halo distance of its upper faces. Each local atom carries the
+ * zone bit mask s it came from (home atoms 0). Coordinates of a copy are the
+ * image next to this domain (box vectors added across the periodic edge),
+ * so every distance on a rank is a plain difference. A dimension with one
+ * domain takes its halo from the rank itself (a local copy), which keeps
+ * one code path for every grid.
+ *
+ * Exactly once. A set of atom copies (a pair, a bonded interaction, an
+ * excluded pair) is computed on a rank exactly when the copies are mutually
+ * close and the AND of their zone masks is zero: in every dimension at least
+ * one copy is in this rank's row of domains. For atoms of domains D_a the
+ * computing rank is then unique (per dimension the lower of the one or two
+ * domain indices involved), and it has all the copies because each lies on
+ * the far side of a face from another atom within the halo distance.
+ *
+ * Two halo schedules move the same atoms: staged pulses (x, then y, then z,
+ * forwarding what was received, 3 messages out per step) and direct
+ * exchange with every zone's rank (up to 7 messages). Forces go back the
+ * reverse way. All traffic goes through comm::Exchange, so the backend
+ * (p2p, rma, shm, shmem) is a run-time choice that changes no result bit.
+ */
+#pragma once
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "comm/exchange.h"
+#include "core/box.h"
+#include "core/real.h"
+#include "core/vec.h"
+#include "domdec/dd_grid.h"
+#include "domdec/update_groups.h"
+#include "topology/topology.h"
+
+namespace putmd
+{
+
+enum class HaloSchedule
+{
+    Staged,
+    Direct
+};
+
+struct DdOptions
+{
+    std::optional<std::array<int, 3>> grid; // -dd nx ny nz
+    HaloSchedule                      schedule = HaloSchedule::Staged;
+};
+
+/* Pairs found at a search step, in CSR form over local atoms. */
+struct LocalPairs
+{
+    std::vector<int> start; // numLocal + 1
+    std::vector<int> j;
+};
+
+class DomainDecomposition
+{
+public:
+    /* x: the starting coordinates (every rank reads the same input). */
+    DomainDecomposition(comm::Communicator& comm, const Topology& global, const std::vector<Vec3<real>>& x,
+                        const Box& box, double rlist, const DdOptions& options);
+    ~DomainDecomposition();
+
+    /* From the full state (same on every rank): keep this rank's groups.
+     * xHome, vHome become the home atoms' coordinates and velocities. */
+    void distribute(const std::vector<Vec3<real>>& x, const std::vector<Vec3<real>>& v, const Box& box,
+                    std::vector<Vec3<real>>& xHome, std::vector<Vec3<real>>& vHome);
+
+    /* Search step: put groups in the box, migrate, rebuild the halo, the
+     * local topology and the pair lists. xHome, vHome are reordered. */
+    void repartition(std::vector<Vec3<real>>& xHome, std::vector<Vec3<real>>& vHome, const Box& box);
+
+    int numHome() const { return numHome_; }
+    int numLocal() const { return static_cast<int>(globalIndex_.size()); }
+    /* Global atom index of each local atom (home first, then halo). */
+    const std::vector<int>& globalIndex() const { return globalIndex_; }
+    /* The topology of the local atoms: parameters, exclusions and listed
+     * interactions this rank computes (local indices). */
+    const Topology& localTopology() const { return localTop_; }
+    /* The topology of the home atoms only, with their constraints. */
+    const Topology& homeTopology() const { return homeTop_; }
+    /* Pairs within rlist this rank computes: both atoms home, and the rest. */
+    const LocalPairs& localPairs() const { return localPairs_; }
+    const LocalPairs& nonlocalPairs() const { return nonlocalPairs_; }
+    /* Bumped at every repartition (so users know their caches are stale). */
+    long partitionCount() const { return partitionCount_; }
+
+    /* Halo coordinates: xLocal has numLocal() entries, the home part filled
+     * by the caller; start/finish fill the rest. */
+    void haloCoordinatesStart(std::vector<Vec3<real>>& xLocal);
+    void haloCoordinatesFinish(std::vector<Vec3<real>>& xLocal);
+    /* Halo forces: adds the forces on halo copies to their owners' entries. */
+    void haloForces(std::vector<Vec3<real>>& fLocal);
+
+    /* Home values of every rank, in global atom order, on rank 0 (empty on
+     * the others). */
+    std::vector<Vec3<real>> gatherHome(const std::vector<Vec3<real>>& home) const;
+
+    const DdGrid& grid() const { return grid_; }
+    double        haloDistance() const { return haloDistance_; }
+    comm::Communicator& communicator() { return comm_; }
+
+private:
+    struct Pulse;
+    void wrapGroups(std::vector<Vec3<real>>& xHome, const Box& box);
+    void migrate(std::vector<Vec3<real>>& xHome, std::vector<Vec3<real>>& vHome, const Box& box);
+    void sortHome(std::vector<Vec3<real>>& xHome, std::vector<Vec3<real>>& vHome);
+    void setupHalo(const std::vector<Vec3<real>>& xHome, const Box& box);
+    void buildLocalTopology(const Box& box);
+    void searchPairs();
+    std::array<int, 3> domainOf(const DVec& fractional) const;
+    DVec               groupCentre(const std::vector<Vec3<real>>& x, int begin, int count) const;
+
+    comm::Communicator& comm_;
+    const Topology&     global_;
+    DdOptions           options_;
+    DdGrid              grid_;
+    std::array<int, 3>  coord_{};
+    UpdateGroups        groups_;
+    double              rlist_;
+    double              haloDistance_;
+    Box                 box_;
+    long                partitionCount_ = 0;
+
+    int              numHome_ = 0;
+    std::vector<int> globalIndex_; // local -> global
+    std::vector<int> zone_;        // local -> zone mask (bit d: from the upper neighbour in d)
+    std::vector<int> homeGroupStart_; // local start of each home group (+1 end)
+    std::vector<Vec3<real>> xLocal_;  // coordinates at the last search (home + halo)
+    std::vector<int> firstCopy_;      // global -> first local copy (-1)
+    std::vector<int> nextCopy_;       // local -> next copy of the same atom (-1)
+
+    std::vector<std::unique_ptr<Pulse>> pulses_; // staged: x, y, z; direct: one
+    std::vector<std::unique_ptr<comm::Exchange>> migration_; // per dimension
+
+    // per listed type: the interactions each atom is the first atom of (CSR)
+    std::array<std::vector<int>, 10> reverseStart_, reverse_;
+    long                             numListedGlobal_ = 0;
+
+    Topology   localTop_;
+    Topology   homeTop_;
+    LocalPairs localPairs_, nonlocalPairs_;
+};
+
+} // namespace putmd

@@ -1,0 +1,379 @@
+/* domdec/local_topology.cpp — what a rank computes after a repartition:
+ * its local topology (parameters of home and halo atoms, the listed
+ * interactions and excluded pairs assigned to it) and its pair lists.
+ *
+ * Assignment uses the rule of domdec.h: a set of copies is computed here
+ * when the copies are close (within the halo distance of the first one)
+ * and the AND of their zone masks is zero. Listed interactions are found
+ * from each local copy of their first atom; the other atoms are the copies
+ * nearest to it. Every search step checks that the ranks together compute
+ * every listed interaction exactly once.
+ */
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "domdec/domdec.h"
+
+namespace putmd
+{
+
+using RVec = Vec3<real>;
+
+namespace
+{
+
+template<typename T>
+struct AtomFields;
+template<>
+struct AtomFields<HarmonicBond>
+{
+    static constexpr std::array<int HarmonicBond::*, 2> f{ &HarmonicBond::i, &HarmonicBond::j };
+};
+template<>
+struct AtomFields<HarmonicAngle>
+{
+    static constexpr std::array<int HarmonicAngle::*, 3> f{ &HarmonicAngle::i, &HarmonicAngle::j, &HarmonicAngle::k };
+};
+template<>
+struct AtomFields<UreyBradley>
+{
+    static constexpr std::array<int UreyBradley::*, 3> f{ &UreyBradley::i, &UreyBradley::j, &UreyBradley::k };
+};
+template<>
+struct AtomFields<PeriodicDihedral>
+{
+    static constexpr std::array<int PeriodicDihedral::*, 4> f{ &PeriodicDihedral::i, &PeriodicDihedral::j,
+                                                               &PeriodicDihedral::k, &PeriodicDihedral::l };
+};
+template<>
+struct AtomFields<HarmonicImproper>
+{
+    static constexpr std::array<int HarmonicImproper::*, 4> f{ &HarmonicImproper::i, &HarmonicImproper::j,
+                                                               &HarmonicImproper::k, &HarmonicImproper::l };
+};
+template<>
+struct AtomFields<RyckaertBellemans>
+{
+    static constexpr std::array<int RyckaertBellemans::*, 4> f{ &RyckaertBellemans::i, &RyckaertBellemans::j,
+                                                                &RyckaertBellemans::k, &RyckaertBellemans::l };
+};
+template<>
+struct AtomFields<Pair14>
+{
+    static constexpr std::array<int Pair14::*, 2> f{ &Pair14::i, &Pair14::j };
+};
+
+/* Calls fn(index, globalList, localList) for each listed type. */
+template<typename Fn>
+void forEachListedType(const ListedInteractions& g, ListedInteractions& l, Fn&& fn)
+{
+    fn(0, g.bonds, l.bonds);
+    fn(1, g.g96Bonds, l.g96Bonds);
+    fn(2, g.angles, l.angles);
+    fn(3, g.g96Angles, l.g96Angles);
+    fn(4, g.ureyBradley, l.ureyBradley);
+    fn(5, g.properDihedrals, l.properDihedrals);
+    fn(6, g.periodicImpropers, l.periodicImpropers);
+    fn(7, g.impropers, l.impropers);
+    fn(8, g.ryckaertBellemans, l.ryckaertBellemans);
+    fn(9, g.pairs, l.pairs);
+}
+
+/* Per-atom data of the listed atoms (parameters and names). */
+void copyAtoms(const Topology& g, const std::vector<int>& atoms, int count, Topology& t)
+{
+    t.systemName        = g.systemName;
+    t.numLjTypes        = g.numLjTypes;
+    t.fudgeQQ           = g.fudgeQQ;
+    t.combRule          = g.combRule;
+    if (t.c6.size() != g.c6.size())
+    {
+        t.c6                = g.c6;
+        t.c12               = g.c12;
+        t.moleculeTypeNames = g.moleculeTypeNames;
+    }
+    t.numAtoms = count;
+    t.globalIndex.assign(atoms.begin(), atoms.begin() + count);
+    t.charge.resize(count);
+    t.mass.resize(count);
+    t.ljType.resize(count);
+    t.atomName.resize(count);
+    t.residueName.resize(count);
+    t.residueNumber.resize(count);
+    t.moleculeIndex.resize(count);
+    t.moleculeType.resize(count);
+    for (int a = 0; a < count; a++)
+    {
+        const int gi       = atoms[a];
+        t.charge[a]        = g.charge[gi];
+        t.mass[a]          = g.mass[gi];
+        t.ljType[a]        = g.ljType[gi];
+        t.atomName[a]      = g.atomName[gi];
+        t.residueName[a]   = g.residueName[gi];
+        t.residueNumber[a] = g.residueNumber[gi];
+        t.moleculeIndex[a] = gi < int(g.moleculeIndex.size()) ? g.moleculeIndex[gi] : 0;
+        t.moleculeType[a]  = gi < int(g.moleculeType.size()) ? g.moleculeType[gi] : 0;
+    }
+}
+
+} // namespace
+
+void DomainDecomposition::buildLocalTopology(const Box& box)
+{
+    const int nl = numLocal();
+    if (reverseStart_[0].empty())
+    {
+        ListedInteractions unused;
+        forEachListedType(global_.listed, unused, [&](int t, const auto& all, auto&) {
+            using T        = typename std::decay_t<decltype(all)>::value_type;
+            auto& start    = reverseStart_[t];
+            auto& index    = reverse_[t];
+            const auto f0  = AtomFields<T>::f[0];
+            start.assign(global_.numAtoms + 1, 0);
+            for (const auto& it : all)
+            {
+                start[it.*f0 + 1]++;
+            }
+            for (int a = 0; a < global_.numAtoms; a++)
+            {
+                start[a + 1] += start[a];
+            }
+            index.resize(all.size());
+            std::vector<int> fill(start.begin(), start.end() - 1);
+            for (size_t k = 0; k < all.size(); k++)
+            {
+                index[fill[all[k].*f0]++] = static_cast<int>(k);
+            }
+            numListedGlobal_ += static_cast<long>(all.size());
+        });
+    }
+    copyAtoms(global_, globalIndex_, nl, localTop_);
+    const double halo2 = haloDistance_ * haloDistance_;
+    auto         close = [&](int a, int b) { return norm2(DVec(xLocal_[a]) - DVec(xLocal_[b])) < halo2; };
+    /* The copy of global atom g nearest to local atom a, if close. */
+    auto nearestCopy = [&](int g, int a) {
+        int    best = -1;
+        double bd   = std::numeric_limits<double>::infinity();
+        for (int c = firstCopy_[g]; c >= 0; c = nextCopy_[c])
+        {
+            const double d2 = norm2(DVec(xLocal_[c]) - DVec(xLocal_[a]));
+            if (d2 < bd)
+            {
+                bd   = d2;
+                best = c;
+            }
+        }
+        return bd < halo2 ? best : -1;
+    };
+
+    // excluded pairs this rank computes (for the Ewald / reaction-field corrections)
+    localTop_.exclusionStart.assign(nl + 1, 0);
+    localTop_.exclusions.clear();
+    std::vector<int> row;
+    for (int i = 0; i < nl; i++)
+    {
+        row.clear();
+        const int gi = globalIndex_[i];
+        for (int e = global_.exclusionStart[gi]; e < global_.exclusionStart[gi + 1]; e++)
+        {
+            for (int c = firstCopy_[global_.exclusions[e]]; c >= 0; c = nextCopy_[c])
+            {
+                if ((zone_[i] & zone_[c]) == 0 && close(i, c))
+                {
+                    row.push_back(c);
+                }
+            }
+        }
+        std::sort(row.begin(), row.end());
+        localTop_.exclusions.insert(localTop_.exclusions.end(), row.begin(), row.end());
+        localTop_.exclusionStart[i + 1] = static_cast<int>(localTop_.exclusions.size());
+    }
+
+    // listed interactions
+    long assigned = 0;
+    forEachListedType(global_.listed, localTop_.listed, [&](int t, const auto& all, auto& local) {
+        using T             = typename std::decay_t<decltype(all)>::value_type;
+        constexpr auto& fs  = AtomFields<T>::f;
+        local.clear();
+        for (int a = 0; a < nl; a++)
+        {
+            const int gi = globalIndex_[a];
+            for (int r = reverseStart_[t][gi]; r < reverseStart_[t][gi + 1]; r++)
+            {
+                T    it   = all[reverse_[t][r]];
+                int  mask = zone_[a];
+                bool ok   = true;
+                it.*fs[0] = a;
+                for (size_t k = 1; k < fs.size() && ok; k++)
+                {
+                    const int c = nearestCopy(it.*fs[k], a);
+                    ok          = c >= 0;
+                    if (ok)
+                    {
+                        mask &= zone_[c];
+                        it.*fs[k] = c;
+                    }
+                }
+                if (ok && mask == 0)
+                {
+                    local.push_back(it);
+                }
+            }
+        }
+        assigned += static_cast<long>(local.size());
+    });
+    const long total = comm_.sumLong(comm::Phase::Setup, assigned);
+    if (total != numListedGlobal_)
+    {
+        throw SimulationError(fmt::format(
+                "domain decomposition: the ranks compute {} listed interactions, but the topology has {}; an "
+                "interaction spans more than the halo distance ({:.3f} nm). Use fewer ranks, or check the system "
+                "is not blowing up",
+                total, numListedGlobal_, haloDistance_));
+    }
+
+    // the home atoms with their constraints, for the update
+    copyAtoms(global_, globalIndex_, numHome_, homeTop_);
+    homeTop_.constraints.clear();
+    homeTop_.settles.clear();
+    for (size_t g = 0; g + 1 < homeGroupStart_.size(); g++)
+    {
+        const int group = groups_.groupOf[globalIndex_[homeGroupStart_[g]]];
+        for (int k = groups_.constraintStart[group]; k < groups_.constraintStart[group + 1]; k++)
+        {
+            Constraint c = global_.constraints[groups_.constraints[k]];
+            c.i          = firstCopy_[c.i];
+            c.j          = firstCopy_[c.j];
+            homeTop_.constraints.push_back(c);
+        }
+        for (int k = groups_.settleStart[group]; k < groups_.settleStart[group + 1]; k++)
+        {
+            Settle s = global_.settles[groups_.settles[k]];
+            s.o      = firstCopy_[s.o];
+            s.h1     = firstCopy_[s.h1];
+            s.h2     = firstCopy_[s.h2];
+            homeTop_.settles.push_back(s);
+        }
+    }
+    (void)box;
+}
+
+void DomainDecomposition::searchPairs()
+{
+    const int  nl = numLocal();
+    const real rl2 = real(rlist_ * rlist_);
+    // a plain (non-periodic) cell grid over the local copies
+    const double big = std::numeric_limits<double>::max();
+    DVec         lo(big, big, big), hi(-big, -big, -big);
+    for (const auto& x : xLocal_)
+    {
+        for (int d = 0; d < 3; d++)
+        {
+            lo[d] = std::min(lo[d], double(x[d]));
+            hi[d] = std::max(hi[d], double(x[d]));
+        }
+    }
+    std::array<int, 3> n;
+    for (int d = 0; d < 3; d++)
+    {
+        n[d] = nl > 0 ? std::max(1, static_cast<int>((hi[d] - lo[d]) / rlist_)) : 1;
+    }
+    auto cellOf = [&](const RVec& x) {
+        std::array<int, 3> c;
+        for (int d = 0; d < 3; d++)
+        {
+            c[d] = std::clamp(static_cast<int>((double(x[d]) - lo[d]) / (hi[d] - lo[d] + 1e-30) * n[d]), 0, n[d] - 1);
+        }
+        return c;
+    };
+    std::vector<int> cellStart(size_t(n[0]) * n[1] * n[2] + 1, 0), cellAtoms(nl);
+    std::vector<int> cellOfAtom(nl);
+    for (int a = 0; a < nl; a++)
+    {
+        const auto c  = cellOf(xLocal_[a]);
+        cellOfAtom[a] = (c[2] * n[1] + c[1]) * n[0] + c[0];
+        cellStart[cellOfAtom[a] + 1]++;
+    }
+    for (size_t c = 0; c + 1 < cellStart.size(); c++)
+    {
+        cellStart[c + 1] += cellStart[c];
+    }
+    {
+        std::vector<int> fill(cellStart.begin(), cellStart.end() - 1);
+        for (int a = 0; a < nl; a++)
+        {
+            cellAtoms[fill[cellOfAtom[a]]++] = a;
+        }
+    }
+    std::vector<std::vector<int>> localJ(numHome_), nonlocalJ(nl);
+    for (int i = 0; i < nl; i++)
+    {
+        const auto ci = cellOf(xLocal_[i]);
+        const int  gi = globalIndex_[i];
+        const auto exBegin = global_.exclusions.begin() + global_.exclusionStart[gi];
+        const auto exEnd   = global_.exclusions.begin() + global_.exclusionStart[gi + 1];
+        for (int dz = -1; dz <= 1; dz++)
+        {
+            const int cz = ci[2] + dz;
+            if (cz < 0 || cz >= n[2])
+            {
+                continue;
+            }
+            for (int dy = -1; dy <= 1; dy++)
+            {
+                const int cy = ci[1] + dy;
+                if (cy < 0 || cy >= n[1])
+                {
+                    continue;
+                }
+                for (int dx = -1; dx <= 1; dx++)
+                {
+                    const int cx = ci[0] + dx;
+                    if (cx < 0 || cx >= n[0])
+                    {
+                        continue;
+                    }
+                    const int c = (cz * n[1] + cy) * n[0] + cx;
+                    for (int k = cellStart[c]; k < cellStart[c + 1]; k++)
+                    {
+                        const int j = cellAtoms[k];
+                        if (j <= i || (zone_[i] & zone_[j]) != 0 || norm2(xLocal_[i] - xLocal_[j]) >= rl2
+                            || std::binary_search(exBegin, exEnd, globalIndex_[j]))
+                        {
+                            continue;
+                        }
+                        if (j < numHome_)
+                        {
+                            localJ[i].push_back(j);
+                        }
+                        else
+                        {
+                            nonlocalJ[i].push_back(j);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    auto toCsr = [nl](std::vector<std::vector<int>>& lists, LocalPairs& out) {
+        out.start.assign(nl + 1, 0);
+        out.j.clear();
+        for (int i = 0; i < nl; i++)
+        {
+            if (size_t(i) < lists.size())
+            {
+                std::sort(lists[i].begin(), lists[i].end());
+                out.j.insert(out.j.end(), lists[i].begin(), lists[i].end());
+            }
+            out.start[i + 1] = static_cast<int>(out.j.size());
+        }
+    };
+    toCsr(localJ, localPairs_);
+    toCsr(nonlocalJ, nonlocalPairs_);
+}
+
+} // namespace putmd
