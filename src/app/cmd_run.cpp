@@ -1,6 +1,8 @@
 /* app/cmd_run.cpp — `putmd run`: molecular dynamics or minimisation from
  * GROMACS inputs, with GROMACS's output names under -deffnm. */
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <cstdlib>
 #include <thread>
 #include <iostream>
@@ -9,6 +11,7 @@
 #include "app/command_line.h"
 #include "app/commands.h"
 #include "app/input_options.h"
+#include "comm/communicator.h"
 #include "io/text.h"
 #include "run/md_runner.h"
 #include "run/minimize.h"
@@ -28,6 +31,10 @@ std::vector<OptionSpec> runOptions()
     specs.push_back({ "nsteps", "N", "number of steps, overriding the mdp's nsteps", "" });
     specs.push_back({ "nt", "N", "threads (0: one per core of this machine)", "0" });
     specs.push_back({ "maxh", "HOURS", "stop cleanly at 99% of this wall time (as gmx mdrun -maxh)", "-1" });
+    specs.push_back({ "dd", "NX NY NZ", "domain grid (default: chosen for the rank count; -dd 1 1 1 decomposes on one rank)",
+                      "", false, false, 3 });
+    specs.push_back({ "comm", "BACKEND", "communication backend between ranks: p2p, rma, shm or shmem", "p2p" });
+    specs.push_back({ "halo", "SCHEDULE", "halo exchange: staged (x, y, z pulses) or direct (every zone)", "staged" });
     specs.push_back({ "h", "", "print this help", "" });
     return specs;
 }
@@ -68,6 +75,37 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
         throw InputError("putmd run: -maxh needs a positive number of hours (or -1 for no limit), found '" + opt.get("maxh") + "'");
     }
     run.maxHours = *maxh;
+    if (opt.has("dd"))
+    {
+        std::array<int, 3> g{};
+        const auto&        v = opt.all("dd");
+        for (int d = 0; d < 3; d++)
+        {
+            const auto n = tryParseInt(v[d]);
+            if (!n || *n < 1)
+            {
+                throw InputError("putmd run: -dd needs three positive domain counts (e.g. -dd 2 1 1), found '" + v[d] + "'");
+            }
+            g[d] = static_cast<int>(*n);
+        }
+        run.dd.grid = g;
+        run.useDd   = true;
+    }
+    const auto backend = comm::parseBackend(opt.get("comm"));
+    if (!backend)
+    {
+        throw InputError("putmd run: --comm '" + opt.get("comm") + "' is not a backend; valid: p2p, rma, shm, shmem");
+    }
+    if (!comm::backendAvailable(*backend))
+    {
+        throw InputError(std::string("putmd run: --comm ") + comm::backendName(*backend)
+                         + " is not available in this build or on this machine (see docs/communication.md); use p2p, rma or shm");
+    }
+    if (opt.get("halo") != "staged" && opt.get("halo") != "direct")
+    {
+        throw InputError("putmd run: --halo '" + opt.get("halo") + "' is not a schedule; valid: staged, direct");
+    }
+    run.dd.schedule = opt.get("halo") == "direct" ? HaloSchedule::Direct : HaloSchedule::Staged;
     installStopSignalHandlers();
     SystemInputs in = loadSystem(paths);
     for (const auto& w : in.warnings)
@@ -76,13 +114,27 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
     }
     if (in.mdp.integrator == Integrator::Steep)
     {
+        if (comm::Communicator::worldSize() > 1 || run.useDd)
+        {
+            throw InputError(in.mdp.where("integrator"), "energy minimisation (steep) runs on one rank; run it without "
+                                                         "mpirun and without -dd");
+        }
         minimize(in, run);
     }
     else
     {
+        std::unique_ptr<comm::Communicator> communicator;
+        if (comm::Communicator::worldSize() > 1 || run.useDd)
+        {
+            communicator = std::make_unique<comm::Communicator>(*backend);
+            run.comm     = communicator.get();
+        }
         runMd(in, run);
     }
-    std::cout << "wrote " << run.deffnm << ".log and the other outputs\n";
+    if (comm::Communicator::worldRank() == 0)
+    {
+        std::cout << "wrote " << run.deffnm << ".log and the other outputs\n";
+    }
     return 0;
 }
 

@@ -83,11 +83,16 @@ ParsedOptions parseOptions(const std::string& command, const std::vector<OptionS
             parsed.values_[name].push_back("yes");
             continue;
         }
-        if (i + 1 >= args.size())
+        if (i + static_cast<size_t>(s->numValues) >= args.size())
         {
-            throw InputError("putmd " + command + ": option -" + name + " needs a value (" + s->valueName + ")");
+            throw InputError("putmd " + command + ": option -" + name + " needs "
+                             + (s->numValues == 1 ? std::string("a value") : std::to_string(s->numValues) + " values")
+                             + " (" + s->valueName + ")");
         }
-        parsed.values_[name].push_back(args[++i]);
+        for (int k = 0; k < s->numValues; k++)
+        {
+            parsed.values_[name].push_back(args[++i]);
+        }
     }
     for (const auto& s : specs)
     {

@@ -23,6 +23,7 @@ struct OptionSpec
     std::string defaultValue;
     bool        required   = false;
     bool        repeatable = false;
+    int         numValues  = 1; // values after the option (-dd 2 1 1 takes 3)
 };
 
 class ParsedOptions

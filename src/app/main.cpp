@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "comm/communicator.h"
 #include "core/error.h"
 #include "core/real.h"
 
@@ -26,7 +27,43 @@ void printHelp()
 
 } // namespace
 
+namespace
+{
+
+int dispatch(int argc, char** argv);
+
+/* With several ranks an error on one must stop all (never a hang): the
+ * message is printed (once, by the first rank, for input errors, which every
+ * rank finds alike) and the job aborted. */
+int finish(int code, bool inputError)
+{
+    if (code != 0 && putmd::comm::Communicator::parallel() && putmd::comm::Communicator::worldSize() > 1)
+    {
+        std::cerr.flush();
+        putmd::comm::Communicator::abortJob(code);
+    }
+    putmd::comm::Communicator::finalize();
+    (void)inputError;
+    return code;
+}
+
+bool quietRank()
+{
+    return putmd::comm::Communicator::worldRank() != 0;
+}
+
+} // namespace
+
 int main(int argc, char** argv)
+{
+    putmd::comm::Communicator::initialize(&argc, &argv);
+    return finish(dispatch(argc, argv), false);
+}
+
+namespace
+{
+
+int dispatch(int argc, char** argv)
 {
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help")
@@ -40,6 +77,10 @@ int main(int argc, char** argv)
     {
         if (command == "energy")
         {
+            if (putmd::comm::Communicator::worldSize() > 1)
+            {
+                throw putmd::InputError("putmd energy runs on one rank; run it without mpirun");
+            }
             return putmd::runEnergyCommand(args);
         }
         if (command == "run")
@@ -61,12 +102,16 @@ int main(int argc, char** argv)
     }
     catch (const putmd::InputError& e)
     {
-        std::cerr << "error: " << e.what() << "\n";
+        if (!quietRank())
+        {
+            std::cerr << "error: " << e.what() << "\n";
+        }
         return 1;
     }
     catch (const putmd::SimulationError& e)
     {
-        std::cerr << "error: the simulation failed: " << e.what() << "\n";
+        std::cerr << (quietRank() ? "rank " + std::to_string(putmd::comm::Communicator::worldRank()) + ": " : std::string())
+                  << "error: the simulation failed: " << e.what() << "\n";
         return 1;
     }
     catch (const std::bad_alloc&)
@@ -80,3 +125,5 @@ int main(int argc, char** argv)
         return 3;
     }
 }
+
+} // namespace

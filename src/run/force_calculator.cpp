@@ -1,6 +1,10 @@
 #include "run/force_calculator.h"
 
+#include "comm/communicator.h"
+#include "comm/grid_reduction.h"
+#include "domdec/domdec.h"
 #include "listed/listed.h"
+#include "nonbonded/exclusion_corrections.h"
 #include "pme/grid_size.h"
 #include "pme/pme.h"
 
@@ -21,8 +25,97 @@ ForceCalculator::ForceCalculator(const Topology& top, const MdpOptions& mdp, con
 
 ForceCalculator::~ForceCalculator() = default;
 
+void ForceCalculator::setDomainDecomposition(DomainDecomposition* dd, comm::Communicator* comm)
+{
+    dd_   = dd;
+    comm_ = comm;
+    pairList_.setExclusionCorrections(false);
+    nonlocalPairList_.setExclusionCorrections(false);
+    if (pme_)
+    {
+        Pme::Replication r;
+        r.sumGrid     = [comm](real* grid, size_t n) { comm::sumOverRanks(*comm, comm::Phase::Pme, std::span<real>(grid, n)); };
+        r.countEnergy = comm->rank() == 0;
+        r.totalCharge = top_.totalCharge();
+        pme_->setReplication(std::move(r));
+    }
+}
+
+void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const Box& box, bool needVirial, ForceOutput& out)
+{
+    const Topology& lt = dd_->localTopology();
+    const int       nh = dd_->numHome(), nl = dd_->numLocal();
+    if (dd_->partitionCount() != partitionSeen_)
+    {
+        Timed t(timers_, Stage::Search);
+        const LocalPairs& home  = dd_->localPairs();
+        const LocalPairs& other = dd_->nonlocalPairs();
+        pairList_.setPairs(home.start, home.j, rlist_);
+        nonlocalPairList_.setPairs(other.start, other.j, rlist_);
+        homeCharges_.assign(lt.charge.begin(), lt.charge.begin() + nh);
+        partitionSeen_ = dd_->partitionCount();
+    }
+    out.f.assign(nl, Vec3<real>());
+    out.energies = EnergyTerms();
+    out.virial   = Matrix3();
+    Matrix3* vir = needVirial ? &out.virial : nullptr;
+    xLocal_.resize(nl);
+    std::copy(x.begin(), x.begin() + nh, xLocal_.begin());
+    {
+        Timed t(timers_, Stage::HaloCoordinates);
+        dd_->haloCoordinatesStart(xLocal_);
+    }
+    {
+        Timed t(timers_, Stage::Nonbonded);
+        pairList_.compute(lt, ic_, box, xLocal_, out.f, out.energies, vir);
+    }
+    {
+        Timed t(timers_, Stage::HaloCoordinates);
+        dd_->haloCoordinatesFinish(xLocal_);
+    }
+    {
+        Timed t(timers_, Stage::Nonbonded);
+        nonlocalPairList_.compute(lt, ic_, box, xLocal_, out.f, out.energies, vir);
+        out.energies.add(EnergyTerm::CoulombSR, exclusionCorrections(lt, ic_, Pbc(box), xLocal_, out.f, vir, nh));
+    }
+    {
+        Timed          t(timers_, Stage::Listed);
+        ListedSettings listed;
+        listed.epsfac = ic_.epsfac;
+        computeListed(lt.listed, listed, xLocal_, Pbc(box), out.f, out.energies, vir);
+    }
+    if (pme_)
+    {
+        Timed t(timers_, Stage::PmeMesh);
+        out.energies.add(EnergyTerm::CoulRecip, pme_->compute(box, x, homeCharges_, out.f, vir));
+    }
+    {
+        Timed t(timers_, Stage::HaloForces);
+        dd_->haloForces(out.f);
+    }
+    out.f.resize(nh);
+    if (dispCorrMode_ != DispCorr::No && comm_->rank() == 0)
+    {
+        out.energies.add(EnergyTerm::DispCorr, dispCorr_.energy(top_.numAtoms, box.volume()));
+        if (vir)
+        {
+            const double v = dispCorr_.virialDiagonal(top_.numAtoms, box.volume());
+            for (int d = 0; d < 3; d++)
+            {
+                out.virial(d, d) += v;
+            }
+        }
+    }
+    out.energies.sumPotential();
+}
+
 void ForceCalculator::compute(const std::vector<Vec3<real>>& x, const Box& box, bool search, bool needVirial, ForceOutput& out)
 {
+    if (dd_)
+    {
+        computeDecomposed(x, box, needVirial, out);
+        return;
+    }
     out.f.assign(x.size(), Vec3<real>());
     out.energies = EnergyTerms();
     out.virial   = Matrix3();

@@ -29,6 +29,11 @@ namespace putmd
 {
 
 class Pme;
+class DomainDecomposition;
+namespace comm
+{
+class Communicator;
+}
 
 struct ForceOutput
 {
@@ -46,7 +51,19 @@ public:
     void compute(const std::vector<Vec3<real>>& x, const Box& box, bool search, bool needVirial, ForceOutput& out);
 
     /* Threads for the nonbonded kernel (the rest is one thread for now). */
-    void setNumThreads(int n) { pairList_.setNumThreads(n); }
+    void setNumThreads(int n)
+    {
+        pairList_.setNumThreads(n);
+        nonlocalPairList_.setNumThreads(n);
+    }
+
+    /* Domain decomposition: from now on compute() takes the home atoms'
+     * coordinates (in the decomposition's home order) and gives their
+     * forces; energies and virial are this rank's share, to be summed over
+     * ranks. The step: halo coordinates start -> pairs of home atoms ->
+     * halo coordinates finish -> the other pairs, exclusion corrections,
+     * listed -> PME (replicated: grids summed over ranks) -> halo forces. */
+    void setDomainDecomposition(DomainDecomposition* dd, comm::Communicator* comm);
 
     /* Times search, nonbonded, listed and PME into these (may be null). */
     void setTimers(StageTimers* timers) { timers_ = timers; }
@@ -59,7 +76,15 @@ public:
     double dispersionPressure(double volume) const { return dispCorr_.pressure(top_.numAtoms, volume); }
 
 private:
+    void computeDecomposed(const std::vector<Vec3<real>>& x, const Box& box, bool needVirial, ForceOutput& out);
+
     const Topology&      top_;
+    DomainDecomposition* dd_   = nullptr;
+    comm::Communicator*  comm_ = nullptr;
+    long                 partitionSeen_ = -1;
+    PairList             nonlocalPairList_;
+    std::vector<Vec3<real>> xLocal_;
+    std::vector<double>     homeCharges_;
     DispCorr             dispCorrMode_;
     InteractionConst     ic_;
     DispersionCorrection dispCorr_;

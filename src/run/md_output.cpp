@@ -14,6 +14,10 @@ namespace putmd
 
 MdLog::MdLog(const std::string& path) : path_(path)
 {
+    if (path.empty())
+    {
+        return; // a rank that writes no log
+    }
     backupExistingFile(path);
     file_ = std::fopen(path.c_str(), "w");
     if (!file_)
@@ -32,6 +36,10 @@ MdLog::~MdLog()
 
 void MdLog::line(const std::string& text)
 {
+    if (!file_)
+    {
+        return;
+    }
     std::fprintf(file_, "%s\n", text.c_str());
     std::fflush(file_);
 }
@@ -150,6 +158,10 @@ double Progress::nsPerDay(long stepsDone) const
 
 void Progress::update(long step, bool force)
 {
+    if (quiet_)
+    {
+        return;
+    }
     const auto   now     = std::chrono::steady_clock::now();
     const double since   = std::chrono::duration<double>(now - lastPrint_).count();
     const int    percent = nsteps_ > 0 ? static_cast<int>(100 * step / nsteps_) : 100;
@@ -176,7 +188,7 @@ void Progress::update(long step, bool force)
 
 void Progress::finish()
 {
-    if (terminal_)
+    if (terminal_ && !quiet_)
     {
         std::fprintf(stderr, "\n");
     }

@@ -59,8 +59,11 @@ public:
     void finish();
     double nsPerDay(long stepsDone) const;
     double elapsedSeconds() const;
+    /* Ranks other than the first print no progress. */
+    void setQuiet(bool quiet) { quiet_ = quiet; }
 
 private:
+    bool                                  quiet_ = false;
     long                                  nsteps_;
     double                                dt_;
     bool                                  terminal_;

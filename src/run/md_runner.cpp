@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/communicator.h"
 #include "core/units.h"
 #include "run/force_calculator.h"
 #include "run/md_output.h"
@@ -59,12 +60,24 @@ void putAtomsInBox(std::vector<RVec>& x, const Box& box)
     }
 }
 
+std::string communicationTable(const comm::Communicator& comm);
+
+/* A seed from the clock (seed -1) differs between ranks: use rank 0's. */
+uint64_t agreedSeed(comm::Communicator* comm, uint64_t seed)
+{
+    if (comm && comm->size() > 1)
+    {
+        comm->broadcast(comm::Phase::Setup, std::as_writable_bytes(std::span<uint64_t>(&seed, 1)));
+    }
+    return seed;
+}
+
 class MdRun
 {
 public:
     MdRun(SystemInputs& in, const RunOptions& options);
     void         run();
-    MdFinalState finalState() const { return { x_, v_, box_ }; }
+    MdFinalState finalState() const { return final_; }
 
 private:
     void   openOutputs();
@@ -113,6 +126,42 @@ private:
     std::vector<double>         averageSums_;
     long                        averageCount_ = 0;
     long                        stepsDone_ = 0;
+
+    // domain decomposition (null on one rank without -dd)
+    comm::Communicator*                  comm_ = nullptr;
+    std::unique_ptr<DomainDecomposition> dd_;
+    bool                                 root_ = true; // writes the outputs
+    ConstraintSettings                   constraintSettings_;
+    std::vector<int>                     tcGroup_; // coupling group of each (home) atom
+    MdFinalState                         final_;
+    void                                 repartition();
+    void                                 refreshHomeAtoms();
+    void                                 reduce(std::span<double> values) const;
+    Matrix3                              kineticTensor() const;
+    void                                 removeComMotion();
+    long                                 collectiveCount() const;
+    long                                 growthCount() const;
+    /* Whether this step may need a collective: search, energies, coupling,
+     * centre-of-mass removal, trajectory output or the last step. */
+    bool mayCommunicate(long step, bool search, bool computeE, bool last) const
+    {
+        const bool tc = mdp_.tcoupl != TCoupl::No
+                        && (mdp_.tcoupl == TCoupl::NoseHoover || every(step + settings_.nsttcouple - 1, settings_.nsttcouple));
+        return search || computeE || last || tc || (mdp_.commMode == CommMode::Linear && every(step, mdp_.nstcomm))
+               || every(step, mdp_.nstxoutCompressed) || every(step, mdp_.nstxout) || every(step, mdp_.nstvout)
+               || every(step, mdp_.nstfout);
+    }
+    void countNormalStep(long step, bool search, bool computeE, bool last, long collectives0, long growths0)
+    {
+        if (!mayCommunicate(step, search, computeE, last))
+        {
+            final_.normalStepCollectives += collectiveCount() - collectives0;
+        }
+        if (!search)
+        {
+            final_.normalStepArenaGrowths += growthCount() - growths0;
+        }
+    }
 };
 
 MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
@@ -126,8 +175,8 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
         invMass_[i] = real(1 / mass_[i]);
         totalMass_ += mass_[i];
     }
-    ConstraintSettings cs{ mdp_.constraintAlgorithm, mdp_.lincsOrder, mdp_.lincsIter, mdp_.shakeTol };
-    constraints_ = std::make_unique<Constraints>(top_, cs, invMass_);
+    constraintSettings_ = ConstraintSettings{ mdp_.constraintAlgorithm, mdp_.lincsOrder, mdp_.lincsIter, mdp_.shakeTol };
+    constraints_        = std::make_unique<Constraints>(top_, constraintSettings_, invMass_);
     box_         = in.coordinates.box;
     for (const auto& p : in.coordinates.x)
     {
@@ -138,7 +187,7 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     const double dof = 3.0 * top_.numAtoms - constraints_->numConstraints() - (mdp_.commMode == CommMode::Linear ? 3 : 0);
     if (mdp_.genVel && !mdp_.continuation)
     {
-        v_ = generateVelocities(mass_, mdp_.genTemp, resolveSeed(mdp_.genSeed), dof);
+        v_ = generateVelocities(mass_, mdp_.genTemp, agreedSeed(options_.comm, resolveSeed(mdp_.genSeed)), dof);
     }
     else if (!in.coordinates.v.empty())
     {
@@ -151,7 +200,8 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     {
         v_.assign(x_.size(), RVec());
     }
-    settings_ = prepareMd(top_, mdp_, constraints_->numConstraints(), box_, v_);
+    settings_        = prepareMd(top_, mdp_, constraints_->numConstraints(), box_, v_);
+    settings_.ldSeed = agreedSeed(options_.comm, settings_.ldSeed);
     if (!mdp_.continuation && !constraints_->empty())
     {
         // start on the constraint surface, velocities tangent to it
@@ -178,13 +228,123 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     noseHoover_.assign(settings_.groups.size(), NoseHooverState());
     forces_->setTimers(&timers_);
     forces_->setNumThreads(options_.numThreads);
+    tcGroup_ = settings_.groups.groupOfAtom;
+    comm_    = options_.comm;
+    if (comm_ && (comm_->size() > 1 || options_.useDd))
+    {
+        if (mdp_.integrator != Integrator::Md && mdp_.integrator != Integrator::MdVv)
+        {
+            throw InputError(mdp_.where("integrator"), "domain decomposition runs integrator md or md-vv");
+        }
+        // every rank prepared the same full state; each keeps its domain
+        dd_ = std::make_unique<DomainDecomposition>(*comm_, top_, x_, box_, settings_.rlist, options_.dd);
+        std::vector<RVec> xHome, vHome;
+        dd_->distribute(x_, v_, box_, xHome, vHome);
+        x_.swap(xHome);
+        v_.swap(vHome);
+        refreshHomeAtoms();
+        forces_->setDomainDecomposition(dd_.get(), comm_);
+        root_ = comm_->rank() == 0;
+    }
     openOutputs();
+}
+
+/* The per-atom arrays of the home atoms after a (re)partition. */
+void MdRun::refreshHomeAtoms()
+{
+    const Topology& home = dd_->homeTopology();
+    mass_                = home.mass;
+    invMass_.resize(mass_.size());
+    tcGroup_.resize(mass_.size());
+    for (size_t i = 0; i < mass_.size(); i++)
+    {
+        invMass_[i] = real(1 / mass_[i]);
+        tcGroup_[i] = settings_.groups.groupOfAtom[home.globalIndex[i]];
+    }
+    constraints_ = std::make_unique<Constraints>(home, constraintSettings_, invMass_);
+}
+
+void MdRun::repartition()
+{
+    Timed t(&timers_, Stage::DomainDecomp);
+    dd_->repartition(x_, v_, box_);
+    refreshHomeAtoms();
+}
+
+/* Sum over ranks (in rank order: the same bits everywhere). */
+void MdRun::reduce(std::span<double> values) const
+{
+    if (dd_)
+    {
+        comm_->sumInRankOrder(comm::Phase::Energies, values);
+    }
+}
+
+Matrix3 MdRun::kineticTensor() const
+{
+    return kineticEnergyTensor(v_, mass_);
+}
+
+void MdRun::removeComMotion()
+{
+    if (!dd_)
+    {
+        removeCenterOfMassVelocity(v_, mass_);
+        return;
+    }
+    std::array<double, 3> p{ 0, 0, 0 };
+    for (size_t i = 0; i < v_.size(); i++)
+    {
+        for (int d = 0; d < 3; d++)
+        {
+            p[d] += mass_[i] * double(v_[i][d]);
+        }
+    }
+    reduce(p);
+    const RVec vcm(real(p[0] / totalMass_), real(p[1] / totalMass_), real(p[2] / totalMass_));
+    for (auto& vi : v_)
+    {
+        vi -= vcm;
+    }
+}
+
+long MdRun::collectiveCount() const
+{
+    long n = 0;
+    if (comm_)
+    {
+        for (int p = 0; p < static_cast<int>(comm::Phase::Count); p++)
+        {
+            if (static_cast<comm::Phase>(p) != comm::Phase::Pme)
+            {
+                n += comm_->stats(static_cast<comm::Phase>(p)).collectives + comm_->stats(static_cast<comm::Phase>(p)).barriers;
+            }
+        }
+    }
+    return n;
+}
+
+long MdRun::growthCount() const
+{
+    long n = 0;
+    if (comm_)
+    {
+        for (int p = 0; p < static_cast<int>(comm::Phase::Count); p++)
+        {
+            n += comm_->stats(static_cast<comm::Phase>(p)).arenaGrowths;
+        }
+    }
+    return n;
 }
 
 void MdRun::openOutputs()
 {
     const std::string& n = options_.deffnm;
-    log_                 = std::make_unique<MdLog>(n + ".log");
+    log_                 = std::make_unique<MdLog>(root_ ? n + ".log" : std::string());
+    if (!root_)
+    {
+        return;
+    }
     if (mdp_.nstxoutCompressed > 0)
     {
         if (!mdp_.compressedXGrps.empty())
@@ -257,6 +417,44 @@ void MdRun::writeHeader()
 void MdRun::writeTrajectory(long step, const ForceOutput& forces)
 {
     const double t = mdp_.tinit + step * mdp_.dt;
+    if (dd_)
+    {
+        // the frame in global order on the first rank (a collective, on output steps only)
+        const bool wc = every(step, mdp_.nstxoutCompressed);
+        const bool wx = every(step, mdp_.nstxout), wv = every(step, mdp_.nstvout), wf = every(step, mdp_.nstfout);
+        if (!(wc || wx || wv || wf))
+        {
+            return;
+        }
+        const std::vector<RVec> x = (wc || wx) ? dd_->gatherHome(x_) : std::vector<RVec>();
+        const std::vector<RVec> v = wv ? dd_->gatherHome(v_) : std::vector<RVec>();
+        const std::vector<RVec> f = wf ? dd_->gatherHome(forces.f) : std::vector<RVec>();
+        if (!root_)
+        {
+            return;
+        }
+        if (xtc_ && wc)
+        {
+            if (xtcAtoms_.empty())
+            {
+                xtc_->write(step, t, box_, x);
+            }
+            else
+            {
+                xtcBuffer_.resize(xtcAtoms_.size());
+                for (size_t k = 0; k < xtcAtoms_.size(); k++)
+                {
+                    xtcBuffer_[k] = x[xtcAtoms_[k]];
+                }
+                xtc_->write(step, t, box_, xtcBuffer_);
+            }
+        }
+        if (trr_ && (wx || wv || wf))
+        {
+            trr_->write(step, t, 0, box_, wx ? &x : nullptr, wv ? &v : nullptr, wf ? &f : nullptr);
+        }
+        return;
+    }
     if (xtc_ && every(step, mdp_.nstxoutCompressed))
     {
         if (xtcAtoms_.empty())
@@ -287,8 +485,9 @@ Matrix3 MdRun::groupKinetic(std::vector<double>* perGroup) const
         perGroup->assign(settings_.groups.size(), 0);
         for (size_t i = 0; i < v_.size(); i++)
         {
-            (*perGroup)[settings_.groups.groupOfAtom[i]] += 0.5 * mass_[i] * double(norm2(v_[i]));
+            (*perGroup)[tcGroup_[i]] += 0.5 * mass_[i] * double(norm2(v_[i]));
         }
+        reduce(*perGroup);
     }
     return kineticEnergyTensor(v_, mass_);
 }
@@ -308,7 +507,7 @@ Matrix3 MdRun::scaledKinetic(const Matrix3& unscaled, const std::vector<double>&
     Matrix3 k;
     for (size_t i = 0; i < v_.size(); i++)
     {
-        const double l2 = lambda[settings_.groups.groupOfAtom[i]] * lambda[settings_.groups.groupOfAtom[i]];
+        const double l2 = lambda[tcGroup_[i]] * lambda[tcGroup_[i]];
         for (int a = 0; a < 3; a++)
         {
             for (int b = 0; b < 3; b++)
@@ -368,7 +567,7 @@ void MdRun::leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput&
     xprime_.resize(x_.size());
     for (size_t i = 0; i < x_.size(); i++)
     {
-        const int  g = settings_.groups.groupOfAtom[i];
+        const int  g = tcGroup_[i];
         const real l = real(lambda[g]);
         if (nh)
         {
@@ -453,19 +652,53 @@ StepEnergies MdRun::energies(const ForceOutput& forces, const Matrix3& kinetic, 
     return e;
 }
 
-void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, const Matrix3& kinetic,
-                           const Matrix3& constraintVirial, bool computeE, Matrix3* pressureOut, double* temperatureOut,
+void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, const Matrix3& kineticIn,
+                           const Matrix3& constraintVirialIn, bool computeE, Matrix3* pressureOut, double* temperatureOut,
                            Matrix3* virialOut)
 {
     if (!computeE)
     {
         return;
     }
-    Matrix3 virial = forces.virial;
+    Matrix3     kinetic          = kineticIn;
+    Matrix3     constraintVirial = constraintVirialIn;
+    ForceOutput reduced;
+    if (dd_)
+    {
+        // one reduction for every energy term, the kinetic energy and the virials
+        std::vector<double> all;
+        for (int t = 0; t < numEnergyTerms; t++)
+        {
+            all.push_back(forces.energies.value[t]);
+            all.push_back(forces.energies.present[t] ? 1.0 : 0.0);
+        }
+        for (const Matrix3* m : std::initializer_list<const Matrix3*>{ &kinetic, &forces.virial, &constraintVirial })
+        {
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++)
+                    all.push_back((*m)(a, b));
+        }
+        reduce(all);
+        size_t k = 0;
+        for (int t = 0; t < numEnergyTerms; t++, k += 2)
+        {
+            reduced.energies.value[t]   = all[k];
+            reduced.energies.present[t] = all[k + 1] > 0;
+        }
+        reduced.energies.sumPotential();
+        for (Matrix3* m : { &kinetic, &reduced.virial, &constraintVirial })
+        {
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++)
+                    (*m)(a, b) = all[k++];
+        }
+    }
+    const ForceOutput& total = dd_ ? reduced : forces;
+    Matrix3 virial = total.virial;
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++)
             virial(a, b) += constraintVirial(a, b);
-    const StepEnergies e = energies(forces, kinetic, virial);
+    const StepEnergies e = energies(total, kinetic, virial);
     {
         const bool   withDC = mdp_.dispCorr == DispCorr::EnerPres;
         StepEnergies row    = e;
@@ -485,13 +718,20 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
     if (every(step, mdp_.nstenergy) || (last && mdp_.nstenergy > 0))
     {
         const bool withDC = mdp_.dispCorr == DispCorr::EnerPres;
-        if (!energyFile_)
+        if (!root_)
+        {
+            // only the first rank writes
+        }
+        else if (!energyFile_)
         {
             energyFile_ = std::make_unique<EnergyFile>(options_.deffnm + ".csv", energyColumns(e.terms, withDC));
         }
         StepEnergies row = e;
         row.pressureDC   = forces_->dispersionPressure(box_.volume());
-        energyFile_->write(step, mdp_.tinit + step * mdp_.dt, energyRow(row, withDC));
+        if (energyFile_)
+        {
+            energyFile_->write(step, mdp_.tinit + step * mdp_.dt, energyRow(row, withDC));
+        }
     }
     if (every(step, mdp_.nstlog) || last)
     {
@@ -518,7 +758,28 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
 bool MdRun::stopHere(long step, const Progress& progress)
 {
     const bool searchStep = every(step, settings_.nstlist);
-    const int  requests   = stopRequestCount();
+    int        requests   = stopRequestCount();
+    if (dd_)
+    {
+        // the ranks agree, at search steps only (a collective there)
+        if (!searchStep)
+        {
+            return false;
+        }
+        const bool overTime = options_.maxHours > 0 && progress.elapsedSeconds() >= 0.99 * 3600 * options_.maxHours;
+        requests            = static_cast<int>(comm_->maxLong(comm::Phase::Setup, requests));
+        if (comm_->maxLong(comm::Phase::Setup, overTime ? 1 : 0) > 0 && requests == 0)
+        {
+            stopReason_ = fmt::format("-maxh {}: stopped at 99% of the wall-time limit", options_.maxHours);
+            return true;
+        }
+        if (requests > 0)
+        {
+            stopReason_ = "received " + stopRequestReason() + ": stopped at the next pair-search step";
+            return true;
+        }
+        return false;
+    }
     if (requests >= 2 || (requests == 1 && searchStep))
     {
         stopReason_ = "received " + stopRequestReason() + (requests >= 2 ? " twice: stopped at the next step"
@@ -538,9 +799,11 @@ void MdRun::runLeapFrog()
     ForceOutput         forces;
     std::vector<double> lambda;
     Progress            progress(nsteps_, mdp_.dt);
+    progress.setQuiet(!root_);
     const bool          needPressure = mdp_.pcoupl != PCoupl::No;
     for (long step = 0; step <= nsteps_; step++)
     {
+        const long collectives0 = collectiveCount(), growths0 = growthCount();
         const bool last     = step == nsteps_ || (step > 0 && stopHere(step, progress));
         if (last)
         {
@@ -553,7 +816,14 @@ void MdRun::runLeapFrog()
         const bool search = every(step, settings_.nstlist);
         if (search)
         {
-            putAtomsInBox(x_, box_);
+            if (dd_)
+            {
+                repartition();
+            }
+            else
+            {
+                putAtomsInBox(x_, box_);
+            }
         }
         // stage: forces
         {
@@ -601,7 +871,7 @@ void MdRun::runLeapFrog()
         // stage: centre-of-mass motion
         if (mdp_.commMode == CommMode::Linear && every(step, mdp_.nstcomm))
         {
-            removeCenterOfMassVelocity(v_, mass_);
+            removeComMotion();
         }
         // stage: energies (kinetic energy as the average of the half steps)
         const Matrix3 kinetic = averageOf(kineticOldScaled, kineticEnergyTensor(v_, mass_));
@@ -616,6 +886,7 @@ void MdRun::runLeapFrog()
         {
             pressureCoupling(step, pressure, temperature, virial, kinetic);
         }
+        countNormalStep(step, search, computeE, last, collectives0, growths0);
         if (!last)
         {
             x_.swap(xprime_);
@@ -640,9 +911,11 @@ void MdRun::runVelocityVerlet()
     ForceOutput         forces;
     std::vector<double> lambda;
     Progress            progress(nsteps_, mdp_.dt);
+    progress.setQuiet(!root_);
     const real          halfDt = real(0.5 * mdp_.dt);
     for (long step = 0; step <= nsteps_; step++)
     {
+        const long collectives0 = collectiveCount(), growths0 = growthCount();
         const bool last     = step == nsteps_ || (step > 0 && stopHere(step, progress));
         if (last)
         {
@@ -653,7 +926,14 @@ void MdRun::runVelocityVerlet()
         const bool search   = every(step, settings_.nstlist);
         if (search)
         {
-            putAtomsInBox(x_, box_);
+            if (dd_)
+            {
+                repartition();
+            }
+            else
+            {
+                putAtomsInBox(x_, box_);
+            }
         }
         {
             Timed t(&timers_, Stage::Force);
@@ -670,7 +950,7 @@ void MdRun::runVelocityVerlet()
         }
         if (mdp_.commMode == CommMode::Linear && every(step, mdp_.nstcomm))
         {
-            removeCenterOfMassVelocity(v_, mass_);
+            removeComMotion();
         }
         // full-step temperature coupling scales v(t)
         {
@@ -679,7 +959,7 @@ void MdRun::runVelocityVerlet()
         }
         for (size_t i = 0; i < v_.size(); i++)
         {
-            v_[i] *= real(lambda[settings_.groups.groupOfAtom[i]]);
+            v_[i] *= real(lambda[tcGroup_[i]]);
         }
         {
             Timed t(&timers_, Stage::TrajectoryOutput);
@@ -689,6 +969,7 @@ void MdRun::runVelocityVerlet()
             Timed t(&timers_, Stage::EnergyOutput);
             outputEnergies(step, last, forces, kineticEnergyTensor(v_, mass_), constraintVirial_, computeE, nullptr, nullptr);
         }
+        countNormalStep(step, search, computeE, last, collectives0, growths0);
         if (last)
         {
             break;
@@ -737,11 +1018,43 @@ void MdRun::run()
 
 void MdRun::finishRun(const Progress& progress)
 {
-    writeGro(options_.deffnm + ".gro", top_.systemName, in_.coordinates.atoms, x_, &v_, box_);
-    if (!constraints_->empty())
+    final_.box = box_;
+    if (dd_)
     {
+        final_.x = dd_->gatherHome(x_);
+        final_.v = dd_->gatherHome(v_);
+        final_.pmeGridSums = comm_->stats(comm::Phase::Pme).collectives;
+    }
+    else
+    {
+        final_.x = x_;
+        final_.v = v_;
+    }
+    if (!root_)
+    {
+        return;
+    }
+    writeGro(options_.deffnm + ".gro", top_.systemName, in_.coordinates.atoms, final_.x, &final_.v, box_);
+    if (!top_.constraints.empty() || !top_.settles.empty())
+    {
+        std::vector<real> invMass(top_.numAtoms);
+        for (int i = 0; i < top_.numAtoms; i++)
+        {
+            invMass[i] = real(1 / top_.mass[i]);
+        }
+        const Constraints all(top_, constraintSettings_, invMass);
         log_->line(fmt::format("Largest relative constraint deviation at the end: {:.3e}",
-                               constraints_->maxRelativeDeviation(x_, box_)));
+                               all.maxRelativeDeviation(final_.x, box_)));
+    }
+    if (dd_)
+    {
+        log_->line(fmt::format("Domain decomposition: {} ranks, grid {}, halo {:.3f} nm, {} halo schedule, {} backend",
+                               comm_->size(), describeGrid(dd_->grid()), dd_->haloDistance(),
+                               options_.dd.schedule == HaloSchedule::Staged ? "staged" : "direct",
+                               comm::backendName(comm_->backend())));
+        log_->line(fmt::format("Collective calls in normal steps (besides the replicated PME grid sum): {}; arena "
+                               "growths outside search steps: {}",
+                               final_.normalStepCollectives, final_.normalStepArenaGrowths));
     }
     if (!stopReason_.empty())
     {
@@ -750,8 +1063,28 @@ void MdRun::finishRun(const Progress& progress)
     const double nsPerDay = progress.nsPerDay(stepsDone_);
     log_->averages(averageNames_, averageSums_, averageCount_);
     log_->line("\n" + timers_.table(progress.elapsedSeconds()));
+    if (dd_)
+    {
+        log_->line(communicationTable(*comm_));
+    }
     log_->line(fmt::format("Wall time {:.2f} s for {} steps", progress.elapsedSeconds(), stepsDone_));
     log_->line(fmt::format("Performance: {:.3f} ns/day {:.3f} hour/ns", nsPerDay, nsPerDay > 0 ? 24 / nsPerDay : 0));
+}
+
+/* The communication table (rank 0's own counts) for the log. */
+std::string communicationTable(const comm::Communicator& comm)
+{
+    std::string out = "     C O M M U N I C A T I O N   (rank 0)\n\n";
+    out += fmt::format(" {:<11}{:>10}{:>14}{:>12}{:>12}{:>12}{:>10}{:>9}\n", "Phase", "Messages", "Bytes", "Transfer s",
+                       "Wait s", "Collective", "Barrier", "Growth");
+    for (int p = 0; p < static_cast<int>(comm::Phase::Count); p++)
+    {
+        const auto& st = comm.stats(static_cast<comm::Phase>(p));
+        out += fmt::format(" {:<11}{:>10}{:>14}{:>12.4f}{:>12.4f}{:>12}{:>10}{:>9}\n",
+                           comm::phaseName(static_cast<comm::Phase>(p)), st.messages, st.bytes, st.transferSeconds,
+                           st.waitSeconds, st.collectives, st.barriers, st.arenaGrowths);
+    }
+    return out;
 }
 
 } // namespace

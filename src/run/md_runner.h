@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/real.h"
+#include "domdec/domdec.h"
 #include "run/system_inputs.h"
 
 namespace putmd
@@ -28,13 +29,24 @@ struct RunOptions
     std::string commandLine;           // for the log
     int         numThreads = 1;        // -nt: threads for the nonbonded kernel
     double      maxHours   = -1;       // -maxh: stop at 99% of this wall time (-1: no limit)
+    /* Ranks: with a communicator of several ranks (or -dd given) the run is
+     * domain-decomposed; null: one rank, no decomposition. */
+    comm::Communicator* comm = nullptr;
+    DdOptions           dd;
+    bool                useDd = false; // decompose even on one rank (-dd 1 1 1)
 };
 
 /* The state after the last step (what NAME.gro holds, at full precision). */
 struct MdFinalState
 {
-    std::vector<Vec3<real>> x, v;
+    std::vector<Vec3<real>> x, v; // on rank 0 (empty elsewhere) with domain decomposition
     Box                     box;
+    /* Collective calls and arena growths seen in normal steps (no search,
+     * no energies, no coupling, no output), besides the replicated PME grid
+     * sum; the design says zero. */
+    long normalStepCollectives = 0;
+    long normalStepArenaGrowths = 0;
+    long pmeGridSums = 0;
 };
 
 /* Runs the simulation; throws InputError for bad settings before step 0. */
