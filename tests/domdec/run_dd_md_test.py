@@ -70,7 +70,7 @@ def run(workdir, name, ranks, backend="p2p", schedule="staged"):
     if ranks > 0:
         cmd = args.mpirun.split() + ["-np", str(ranks)] + cmd + ["--comm", backend, "--halo", schedule]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
+               OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_osc="^rdma")  # ^rdma: for shmem (docs/communication.md)
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
     if r.returncode != 0:
         fail(f"{name}: exit {r.returncode}\n{' '.join(cmd)}\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
