@@ -9,7 +9,8 @@
 #              and then the timings measure the scheduler, not the backend)
 #   RUNS       whole-benchmark repetitions (default 3); each cell is the
 #              median over runs of the per-run medians
-# Extra mpirun options can be given in MPIRUN_ARGS.
+# Extra mpirun options can be given in MPIRUN_ARGS, the one-sided component
+# in OMPI_MCA_osc (e.g. OMPI_MCA_osc=^rdma makes rma use osc/sm on a node).
 set -e
 build=${1:?usage: run_halo_bench.sh BUILD_DIR [RANKS [RUNS]]}
 ranks=${2:-2}
@@ -26,10 +27,10 @@ if "$bin" --backend shmem --quick >/dev/null 2>&1; then backends="$backends shme
 i=1
 while [ $i -le "$runs" ]; do
   for b in $backends; do
-    extra=""
+    osc=${OMPI_MCA_osc:-}
     # OpenSHMEM needs osc/rdma off in Open MPI 4.1 (see src/comm/backend_shmem.cpp).
-    [ "$b" = shmem ] && extra="--mca osc ^rdma"
-    mpirun --oversubscribe $MPIRUN_ARGS $extra -np "$ranks" "$bin" --backend "$b" >>"$tmp/all.txt"
+    [ "$b" = shmem ] && [ -z "$osc" ] && osc="^rdma"
+    env ${osc:+OMPI_MCA_osc=$osc} mpirun --oversubscribe $MPIRUN_ARGS -np "$ranks" "$bin" --backend "$b" >>"$tmp/all.txt"
   done
   i=$((i + 1))
 done
