@@ -1,0 +1,99 @@
+/* io/checkpoint.h — the checkpoint file (NAME.cpt): everything a run needs
+ * to continue exactly where it was, and the state of its output files.
+ *
+ * Format (version 1, little-endian, documented in docs/file-formats.md):
+ *   "PUTMDCPT"            8 bytes
+ *   version               u32
+ *   body length           u64
+ *   body                  the fields below, in order
+ *   checksum              u64, FNV-1a 64 over the body
+ * Body: precision of the writer (u32 bytes per real), putmd version
+ * (string = u32 length + bytes), step (i64), time (f64), number of atoms
+ * (u64), topology fingerprint (u64), system name (string), box (9 f64),
+ * coordinates and velocities (numAtoms x 3 f64 each, in topology order),
+ * thermostat and barostat integrals (f64, f64), Nose-Hoover xi per group
+ * (u32 count + f64 each), energy averages (u32 count, names, f64 sums,
+ * i64 count), whether the outputs of `step` are already written (u32),
+ * ranks and backend of the writer (i32, string: information only), and the
+ * output files (u32 count; per file: name, size u64, FNV-1a 64 of its last
+ * min(size, 1 MiB) bytes).
+ *
+ * Nothing random is stored: thermostat and barostat noise comes from a
+ * counter-based generator keyed by seed and step. Values are stored as
+ * doubles, so a mixed-precision state round-trips exactly.
+ *
+ * Writing is atomic (temporary file, fsync, rename) and keeps the previous
+ * checkpoint as NAME_prev.cpt. Reading checks magic, version, length and
+ * checksum and throws InputError naming the file and what is wrong.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/vec.h"
+#include "topology/topology.h"
+
+namespace putmd
+{
+
+constexpr uint32_t kCheckpointVersion = 1;
+
+struct CheckpointOutputFile
+{
+    std::string name;         // file name as the run wrote it (path)
+    uint64_t    size         = 0;
+    uint64_t    tailChecksum = 0; // FNV-1a 64 of the last min(size, 1 MiB) bytes
+};
+
+struct Checkpoint
+{
+    uint32_t            precisionBytes = 0;
+    std::string         version;
+    int64_t             step = 0;
+    double              time = 0;
+    uint64_t            numAtoms = 0;
+    uint64_t            topologyFingerprint = 0;
+    std::string         systemName;
+    Matrix3             box;
+    std::vector<DVec>   x, v;
+    double              thermostatIntegral = 0, barostatIntegral = 0;
+    std::vector<double> noseHooverXi;
+    std::vector<std::string> averageNames;
+    std::vector<double>      averageSums;
+    int64_t                  averageCount = 0;
+    bool                     stepOutputsWritten = false;
+    int32_t                  ranks = 1;
+    std::string              backend;
+    std::vector<CheckpointOutputFile> files;
+};
+
+std::vector<std::byte> encodeCheckpoint(const Checkpoint& c);
+/* Throws InputError (path, byte offset, what is wrong) for anything that is
+ * not a complete, intact checkpoint of a version this build reads. */
+Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& path);
+
+/* Atomic write; an existing path is first kept as NAME_prev.cpt. Throws
+ * InputError naming the file and the system's reason (disk full, ...);
+ * the previous checkpoint is then left as it was. */
+void       writeCheckpoint(const std::string& path, const Checkpoint& c);
+Checkpoint readCheckpoint(const std::string& path);
+
+/* NAME_prev.cpt for NAME.cpt */
+std::string previousCheckpointPath(const std::string& path);
+
+/* A fingerprint of what makes a system this system (atom count, masses,
+ * charges, atom and residue names, LJ types): a checkpoint of another system
+ * is refused. */
+uint64_t topologyFingerprint(const Topology& top);
+
+/* FNV-1a 64 of bytes [max(0, size - 1 MiB), size) of the file (0 for an
+ * empty range); throws InputError if the file is shorter than size. */
+uint64_t fileTailChecksum(const std::string& path, uint64_t size);
+
+uint64_t fnv1a64(std::span<const std::byte> data, uint64_t hash = 14695981039346656037ull);
+
+} // namespace putmd
