@@ -158,6 +158,9 @@ std::vector<std::byte> encodeCheckpoint(const Checkpoint& c)
     b.vecs(c.v);
     b.put(c.thermostatIntegral);
     b.put(c.barostatIntegral);
+    b.put(c.rlist);
+    b.put(c.nstlist);
+    b.put(c.ldSeed);
     b.put(uint32_t(c.noseHooverXi.size()));
     for (double xi : c.noseHooverXi)
     {
@@ -252,6 +255,13 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
     }
     c.thermostatIntegral = r.finite("the thermostat integral");
     c.barostatIntegral   = r.finite("the barostat integral");
+    c.rlist              = r.finite("the pair-list radius");
+    c.nstlist            = r.get<int32_t>("nstlist");
+    if (c.rlist <= 0 || c.nstlist <= 0)
+    {
+        r.fail(fmt::format("pair-list radius {} or nstlist {} is not positive", c.rlist, c.nstlist));
+    }
+    c.ldSeed = r.get<uint64_t>("the seed");
     const uint32_t nh    = r.count("Nose-Hoover group", 100000);
     for (uint32_t g = 0; g < nh; g++)
     {

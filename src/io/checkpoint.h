@@ -11,7 +11,8 @@
  * (string = u32 length + bytes), step (i64), time (f64), number of atoms
  * (u64), topology fingerprint (u64), system name (string), box (9 f64),
  * coordinates and velocities (numAtoms x 3 f64 each, in topology order),
- * thermostat and barostat integrals (f64, f64), Nose-Hoover xi per group
+ * thermostat and barostat integrals (f64, f64), the pair-list radius (f64),
+ * nstlist (i32) and the thermostat/barostat seed (u64) the run chose, Nose-Hoover xi per group
  * (u32 count + f64 each), energy averages (u32 count, names, f64 sums,
  * i64 count), whether the outputs of `step` are already written (u32),
  * ranks and backend of the writer (i32, string: information only), and the
@@ -61,6 +62,9 @@ struct Checkpoint
     Matrix3             box;
     std::vector<DVec>   x, v;
     double              thermostatIntegral = 0, barostatIntegral = 0;
+    double              rlist   = 0; // the run's choices, kept so a continuation makes the same
+    int32_t             nstlist = 0;
+    uint64_t            ldSeed  = 0;
     std::vector<double> noseHooverXi;
     std::vector<std::string> averageNames;
     std::vector<double>      averageSums;
