@@ -47,6 +47,8 @@ private:
     void        directive(const std::string& line, const SourceLocation& at, const std::string& file, int depth);
     std::string substitute(const std::string& line) const;
     std::string findInclude(const std::string& name, const std::string& includer, const SourceLocation& at) const;
+    bool        isFile(const fs::path& p) const;
+    std::string read(const std::string& path) const;
 
     const PreprocessorOptions&                   options_;
     std::unordered_map<std::string, std::string> defines_;
@@ -101,19 +103,41 @@ std::string Preprocessor::substitute(const std::string& line) const
     return out;
 }
 
+bool Preprocessor::isFile(const fs::path& p) const
+{
+    if (options_.memoryFiles)
+    {
+        return options_.memoryFiles->count(p.lexically_normal().string()) > 0;
+    }
+    std::error_code ec;
+    return fs::is_regular_file(p, ec);
+}
+
+std::string Preprocessor::read(const std::string& path) const
+{
+    if (options_.memoryFiles)
+    {
+        const auto it = options_.memoryFiles->find(fs::path(path).lexically_normal().string());
+        if (it == options_.memoryFiles->end())
+        {
+            throw InputError(SourceLocation{ path, 0 }, "cannot open file for reading: no such in-memory file");
+        }
+        return it->second;
+    }
+    return readFile(path);
+}
+
 std::string Preprocessor::findInclude(const std::string& name, const std::string& includer, const SourceLocation& at) const
 {
     std::vector<std::string> tried;
     auto                     tryDir = [&](const fs::path& dir) -> std::string {
         const fs::path p = dir / name;
         tried.push_back(p.string());
-        std::error_code ec;
-        return fs::is_regular_file(p, ec) ? p.string() : std::string();
+        return isFile(p) ? p.string() : std::string();
     };
     if (fs::path(name).is_absolute())
     {
-        std::error_code ec;
-        if (fs::is_regular_file(name, ec))
+        if (isFile(name))
         {
             return name;
         }
@@ -231,7 +255,7 @@ void Preprocessor::processFile(const std::string& path, const SourceLocation& in
     std::string text;
     try
     {
-        text = readFile(path);
+        text = read(path);
     }
     catch (const InputError& e)
     {

@@ -10,6 +10,11 @@
  *
  * Include search order (as GROMACS): the directory of the including file, the
  * -I directories, the GMXLIB directories, then the GROMACS data directory.
+ *
+ * With PreprocessorOptions::memoryFiles set, the topology and every include
+ * are read from that map only (same search order, paths compared after
+ * lexical normalisation): the real file system is never touched. The fuzz
+ * target and tests use this.
  */
 #pragma once
 
@@ -34,6 +39,8 @@ struct PreprocessorOptions
     std::vector<std::string>           gmxlibDirs;  // GMXLIB, in order
     std::string                        dataDir;     // e.g. /usr/share/gromacs/top ("" = none)
     std::map<std::string, std::string> defines;     // -DNAME[=value]
+    /* path -> contents; when not null, the only files there are */
+    const std::map<std::string, std::string>* memoryFiles = nullptr;
 };
 
 std::vector<SourceLine> preprocessTopology(const std::string& path, const PreprocessorOptions& options);
