@@ -1,6 +1,15 @@
+/* io/checkpoint.cpp — encoding, decoding, atomic writing and reading of the
+ * checkpoint file (format in io/checkpoint.h). The decoder trusts nothing:
+ * every length and count is checked against the bytes that are left before
+ * anything is allocated, every real must be finite and every flag 0 or 1, so
+ * a damaged or hostile file is an InputError naming the file and the byte,
+ * never a crash or a huge allocation.
+ */
 #include "io/checkpoint.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -24,7 +33,6 @@ namespace
 constexpr char     kMagic[8]      = { 'P', 'U', 'T', 'M', 'D', 'C', 'P', 'T' };
 constexpr uint64_t kTailBytes     = 1 << 20;
 constexpr uint64_t kMaxAtoms      = 2000000000ull;
-constexpr uint32_t kMaxCount      = 100000000u;
 
 class Writer
 {
@@ -86,14 +94,30 @@ public:
         pos_ += n;
         return s;
     }
-    uint32_t count(const char* what, uint64_t limit)
+    /* A count of entries of at least minBytes each: at most limit, and no
+     * more than the bytes left can hold. */
+    uint32_t count(const char* what, uint64_t limit, uint64_t minBytes)
     {
         const uint32_t n = get<uint32_t>(what);
-        if (n > limit || uint64_t(n) * 8 > data_.size() - pos_ + 8)
+        if (n > limit)
         {
-            fail(fmt::format("{} count {} is impossible here", what, n));
+            fail(fmt::format("{} count {} is more than the {} a checkpoint can hold", what, n, limit));
+        }
+        if (uint64_t(n) * minBytes > data_.size() - pos_)
+        {
+            fail(fmt::format("{} count {} needs at least {} bytes but only {} are left", what, n, uint64_t(n) * minBytes,
+                             data_.size() - pos_));
         }
         return n;
+    }
+    bool flag(const char* what)
+    {
+        const uint32_t f = get<uint32_t>(what);
+        if (f > 1)
+        {
+            fail(fmt::format("{} is {}, expected 0 or 1", what, f));
+        }
+        return f == 1;
     }
     double finite(const char* what)
     {
@@ -142,6 +166,13 @@ uint64_t fnv1a64(std::span<const std::byte> data, uint64_t hash)
 
 std::vector<std::byte> encodeCheckpoint(const Checkpoint& c)
 {
+    if (c.x.size() != c.numAtoms || (!c.v.empty() && c.v.size() != c.numAtoms)
+        || c.averageSums.size() != c.averageNames.size())
+    {
+        throw InternalError(fmt::format("encodeCheckpoint: {} atoms but {} coordinates and {} velocities, {} average "
+                                        "names but {} sums",
+                                        c.numAtoms, c.x.size(), c.v.size(), c.averageNames.size(), c.averageSums.size()));
+    }
     Writer b;
     b.put(c.precisionBytes);
     b.str(c.version);
@@ -170,7 +201,7 @@ std::vector<std::byte> encodeCheckpoint(const Checkpoint& c)
     for (size_t k = 0; k < c.averageNames.size(); k++)
     {
         b.str(c.averageNames[k]);
-        b.put(k < c.averageSums.size() ? c.averageSums[k] : 0.0);
+        b.put(c.averageSums[k]);
     }
     b.put(c.averageCount);
     b.put(uint32_t(c.stepOutputsWritten ? 1 : 0));
@@ -249,7 +280,7 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
         for (int k = 0; k < 3; k++)
             c.box(a, k) = r.finite("the box");
     c.x = r.vecs(c.numAtoms, "coordinates");
-    if (r.get<uint32_t>("the velocity flag") != 0)
+    if (r.flag("the velocity flag"))
     {
         c.v = r.vecs(c.numAtoms, "velocities");
     }
@@ -262,12 +293,12 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
         r.fail(fmt::format("pair-list radius {} or nstlist {} is not positive", c.rlist, c.nstlist));
     }
     c.ldSeed = r.get<uint64_t>("the seed");
-    const uint32_t nh    = r.count("Nose-Hoover group", 100000);
+    const uint32_t nh    = r.count("Nose-Hoover group", 100000, 8);
     for (uint32_t g = 0; g < nh; g++)
     {
         c.noseHooverXi.push_back(r.finite("a Nose-Hoover xi"));
     }
-    const uint32_t na = r.count("energy average", 10000);
+    const uint32_t na = r.count("energy average", 10000, 12);
     for (uint32_t k = 0; k < na; k++)
     {
         c.averageNames.push_back(r.str("an average's name"));
@@ -278,10 +309,14 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
     {
         r.fail("the average count is negative");
     }
-    c.stepOutputsWritten = r.get<uint32_t>("the outputs flag") != 0;
+    c.stepOutputsWritten = r.flag("the outputs flag");
     c.ranks              = r.get<int32_t>("the rank count");
-    c.backend            = r.str("the backend");
-    const uint32_t nf    = r.count("output file", 1000);
+    if (c.ranks < 1)
+    {
+        r.fail(fmt::format("rank count {} is not positive", c.ranks));
+    }
+    c.backend         = r.str("the backend");
+    const uint32_t nf = r.count("output file", 1000, 20);
     for (uint32_t k = 0; k < nf; k++)
     {
         CheckpointOutputFile f;
@@ -294,7 +329,6 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
     {
         r.fail("the body has bytes after its last field");
     }
-    (void)kMaxCount;
     return c;
 }
 
@@ -339,6 +373,7 @@ void writeCheckpoint(const std::string& path, const Checkpoint& c)
     {
         fail("flushing to disk", errno);
     }
+    ::fchmod(fd, 0644); // mkstemp's 0600 would hide the checkpoint from the user's group
     if (::close(fd) != 0)
     {
         const int err = errno;
@@ -361,7 +396,8 @@ void writeCheckpoint(const std::string& path, const Checkpoint& c)
     {
         const int err = errno;
         std::remove(tmp.c_str());
-        throw InputError(SourceLocation{ path, 0 }, std::string("cannot write the checkpoint: renaming: ") + std::strerror(err));
+        throw InputError(SourceLocation{ path, 0 }, std::string("cannot write the checkpoint: renaming: ") + std::strerror(err)
+                                                            + "; the previous checkpoint is unchanged");
     }
     const std::string dir = std::filesystem::path(path).parent_path().string();
     const int         dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
@@ -374,6 +410,11 @@ void writeCheckpoint(const std::string& path, const Checkpoint& c)
 
 Checkpoint readCheckpoint(const std::string& path)
 {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+    {
+        throw InputError(SourceLocation{ path, 0 }, "cannot read the checkpoint: it is a directory");
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in)
     {

@@ -10,11 +10,12 @@
  * Body: precision of the writer (u32 bytes per real), putmd version
  * (string = u32 length + bytes), step (i64), time (f64), number of atoms
  * (u64), topology fingerprint (u64), system name (string), box (9 f64),
- * coordinates and velocities (numAtoms x 3 f64 each, in topology order),
+ * coordinates (numAtoms x 3 f64, in topology order), whether velocities
+ * follow (u32 0 or 1) and the velocities (numAtoms x 3 f64 when they do),
  * thermostat and barostat integrals (f64, f64), the pair-list radius (f64),
  * nstlist (i32) and the thermostat/barostat seed (u64) the run chose, Nose-Hoover xi per group
  * (u32 count + f64 each), energy averages (u32 count, names, f64 sums,
- * i64 count), whether the outputs of `step` are already written (u32),
+ * i64 count), whether the outputs of `step` are already written (u32 0/1),
  * ranks and backend of the writer (i32, string: information only), and the
  * output files (u32 count; per file: name, size u64, FNV-1a 64 of its last
  * min(size, 1 MiB) bytes).
