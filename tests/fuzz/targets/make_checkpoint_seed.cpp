@@ -26,6 +26,9 @@ int main(int argc, char** argv)
     c.x = { { 0.1, 0.2, 0.3 }, { 0.2, 0.2, 0.3 }, { 0.1, 0.3, 0.3 } };
     c.v = { { 0.5, -0.1, 0.0 }, { 1.0, 0.2, -0.3 }, { -0.4, 0.0, 0.9 } };
     c.thermostatIntegral = -1.5;
+    c.rlist              = 1.1;
+    c.nstlist            = 10;
+    c.ldSeed             = 12345;
     c.noseHooverXi       = { 0.25 };
     c.averageNames       = { "Potential", "Temperature" };
     c.averageSums        = { -410.0, 3000.0 };
@@ -43,6 +46,8 @@ int main(int argc, char** argv)
     write("water.cpt", c);
     Checkpoint empty;
     empty.precisionBytes = 8;
+    empty.rlist          = 0.9;
+    empty.nstlist        = 1;
     write("empty.cpt", empty);
     return 0;
 }
