@@ -76,7 +76,7 @@ public:
     {
         if (data_.size() - pos_ < sizeof(T))
         {
-            fail(std::string("the file ends inside ") + what);
+            fail(std::string("the body ends inside ") + what);
         }
         T v;
         std::memcpy(&v, data_.data() + pos_, sizeof v);
@@ -88,7 +88,7 @@ public:
         const uint32_t n = get<uint32_t>(what);
         if (data_.size() - pos_ < n)
         {
-            fail(fmt::format("{} is {} bytes long but the file ends before", what, n));
+            fail(fmt::format("{} is {} bytes long but the body ends before", what, n));
         }
         std::string s(reinterpret_cast<const char*>(data_.data() + pos_), n);
         pos_ += n;
@@ -124,7 +124,7 @@ public:
         const double v = get<double>(what);
         if (!std::isfinite(v))
         {
-            fail(std::string(what) + " is not a finite number");
+            fail(fmt::format("{} is not a finite number ({})", what, v));
         }
         return v;
     }
@@ -132,14 +132,21 @@ public:
     {
         if (n * 24 > data_.size() - pos_)
         {
-            fail(fmt::format("the file ends inside the {} of {} atoms", what, n));
+            fail(fmt::format("the body ends inside the {} of {} atoms ({} bytes needed, {} left)", what, n, n * 24,
+                             data_.size() - pos_));
         }
         std::vector<DVec> v(n);
-        for (auto& a : v)
+        for (uint64_t i = 0; i < n; i++)
         {
-            a.x = finite(what);
-            a.y = finite(what);
-            a.z = finite(what);
+            v[i].x = get<double>(what);
+            v[i].y = get<double>(what);
+            v[i].z = get<double>(what);
+            if (!std::isfinite(v[i].x) || !std::isfinite(v[i].y) || !std::isfinite(v[i].z))
+            {
+                pos_ -= 24;
+                fail(fmt::format("the {} of atom {} are not finite numbers ({}, {}, {})", what, i + 1, v[i].x, v[i].y,
+                                 v[i].z));
+            }
         }
         return v;
     }
@@ -226,9 +233,17 @@ std::vector<std::byte> encodeCheckpoint(const Checkpoint& c)
 Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& path)
 {
     Reader head(data, path, 0);
-    if (data.size() < 8 || std::memcmp(data.data(), kMagic, 8) != 0)
+    if (data.empty())
     {
-        head.fail("it does not start with PUTMDCPT");
+        head.fail("the file is empty");
+    }
+    if (std::memcmp(data.data(), kMagic, std::min<size_t>(data.size(), 8)) != 0)
+    {
+        head.fail("it does not start with PUTMDCPT (is this a checkpoint file?)");
+    }
+    if (data.size() < 20)
+    {
+        head.fail(fmt::format("the file is truncated: {} bytes, shorter than the 20-byte header", data.size()));
     }
     head.get<std::array<char, 8>>("the magic");
     const uint32_t version = head.get<uint32_t>("the version");
@@ -240,13 +255,15 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
     const size_t   start  = 20;
     if (length > data.size() - start || data.size() - start - length < 8)
     {
-        head.fail(fmt::format("it is truncated: the body should be {} bytes plus an 8-byte checksum, the file has {} "
-                              "bytes after the header",
+        head.fail(fmt::format("the file is truncated: the header announces a {}-byte body plus an 8-byte checksum, "
+                              "the file has {} bytes after the header",
                               length, data.size() - start));
     }
     if (data.size() - start - length > 8)
     {
-        head.fail(fmt::format("{} unexpected bytes after the checksum", data.size() - start - length - 8));
+        head.fail(fmt::format("{} unexpected bytes after the checksum (data appended to the file, or a damaged "
+                              "body length {})",
+                              data.size() - start - length - 8, length));
     }
     const auto body = data.subspan(start, length);
     uint64_t   stored;
@@ -272,7 +289,7 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
     c.numAtoms = r.get<uint64_t>("the number of atoms");
     if (c.numAtoms > kMaxAtoms)
     {
-        r.fail(fmt::format("{} atoms is more than putmd handles", c.numAtoms));
+        r.fail(fmt::format("{} atoms is more than putmd handles (at most {})", c.numAtoms, kMaxAtoms));
     }
     c.topologyFingerprint = r.get<uint64_t>("the topology fingerprint");
     c.systemName          = r.str("the system name");

@@ -121,5 +121,29 @@ TEST(Preprocessor, CommandLineDefines)
     EXPECT_EQ(t[0], "yes 42");
 }
 
+TEST(Preprocessor, InMemoryFilesFollowTheSearchOrderAndNeverReachTheFileSystem)
+{
+    const std::map<std::string, std::string> files{ { "top/a.top", "#include \"ff/b.itp\"\n#include \"c.itp\"\nend\n" },
+                                                    { "top/ff/b.itp", "from-b\n" },
+                                                    { "idir/c.itp", "from-I\n" } };
+    PreprocessorOptions o;
+    o.memoryFiles = &files;
+    o.includeDirs = { "idir" };
+    const auto t  = texts(preprocessTopology("top/a.top", o));
+    ASSERT_EQ(t.size(), 3u);
+    EXPECT_EQ(t[0], "from-b");
+    EXPECT_EQ(t[1], "from-I");
+    EXPECT_EQ(t[2], "end");
+
+    // a real file (absolute or relative) is not visible
+    const std::map<std::string, std::string> escape{ { "a.top", "#include \"/etc/hostname\"\n" },
+                                                     { "b.top", "#include \"../../../../etc/hostname\"\n" } };
+    o.memoryFiles = &escape;
+    o.includeDirs.clear();
+    EXPECT_THROW(preprocessTopology("a.top", o), InputError);
+    EXPECT_THROW(preprocessTopology("b.top", o), InputError);
+    EXPECT_THROW(preprocessTopology("absent.top", o), InputError);
+}
+
 } // namespace
 } // namespace putmd
