@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "core/units.h"
 
@@ -13,6 +15,9 @@ namespace putmd
 
 namespace
 {
+
+/* Largest periodic-dihedral multiplicity accepted (force fields use 1-6). */
+constexpr double kMaxMultiplicity = 1000;
 
 constexpr double deg = units::deg2rad;
 
@@ -205,10 +210,12 @@ void MoleculeResolver::dihedrals(ResolvedMolecule& r) const
                 default:
                 {
                     const double mult = p[2];
-                    if (mult != std::round(mult) || mult < 0)
+                    if (mult != std::round(mult) || mult < 0 || mult > kMaxMultiplicity)
                     {
-                        throw InputError(it.where, "dihedral multiplicity must be a non-negative integer, found "
-                                                           + std::to_string(mult));
+                        // %g: 1e300 is not printed as 301 digits
+                        throw InputError(it.where, fmt::format("dihedral multiplicity must be an integer from 0 to {}, "
+                                                               "found {:g}",
+                                                               kMaxMultiplicity, mult));
                     }
                     PeriodicDihedral d{ i, j, k, l, p[0] * deg, p[1], static_cast<int>(mult) };
                     (it.func == 4 ? r.listed.periodicImpropers : r.listed.properDihedrals).push_back(d);

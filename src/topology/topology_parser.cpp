@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <set>
 
 #include "io/text.h"
@@ -38,6 +39,19 @@ const MoleculeType* TopologyFile::moleculeType(const std::string& name) const
 
 namespace
 {
+
+/* An integer field held in an int: a value beyond int's range is an error
+ * (a plain cast would wrap 4294967297 to 1 and accept it silently). */
+int parseIntField(const std::string& tok, const SourceLocation& at, const std::string& what)
+{
+    const long v = parseInt(tok, at, what);
+    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+    {
+        throw InputError(at, what + " " + tok + " is out of range (valid: " + std::to_string(std::numeric_limits<int>::min())
+                                     + " to " + std::to_string(std::numeric_limits<int>::max()) + ")");
+    }
+    return static_cast<int>(v);
+}
 
 /* Supported function types and their parameter counts (A state, A+B state). */
 struct FuncSpec
@@ -270,8 +284,8 @@ void TopologyParser::defaults(const std::vector<std::string>& tok, const SourceL
         throw InputError(at, "[ defaults ] has more than one line");
     }
     needFields(tok, 2, at, "nbfunc comb-rule [gen-pairs fudgeLJ fudgeQQ]");
-    d.nbfunc   = static_cast<int>(parseInt(tok[0], at, "nbfunc"));
-    d.combRule = static_cast<int>(parseInt(tok[1], at, "comb-rule"));
+    d.nbfunc   = parseIntField(tok[0], at, "nbfunc");
+    d.combRule = parseIntField(tok[1], at, "comb-rule");
     if (d.nbfunc != 1)
     {
         throw InputError(at, "nbfunc " + tok[0] + " is not supported; only 1 (Lennard-Jones) is (2 is Buckingham)");
@@ -317,7 +331,7 @@ void TopologyParser::atomtypes(const std::vector<std::string>& tok, const Source
     {
         massField  = 3;
         t.bondType = tok[1];
-        t.atomicNumber = static_cast<int>(parseInt(tok[2], at, "the atomic number"));
+        t.atomicNumber = parseIntField(tok[2], at, "the atomic number");
     }
     else if (tok.size() >= 7 && isSingleLetter(tok[4]))
     {
@@ -328,7 +342,7 @@ void TopologyParser::atomtypes(const std::vector<std::string>& tok, const Source
         }
         else
         {
-            t.atomicNumber = static_cast<int>(parseInt(tok[1], at, "the atomic number"));
+            t.atomicNumber = parseIntField(tok[1], at, "the atomic number");
         }
     }
     else
@@ -378,7 +392,7 @@ void TopologyParser::bondedType(const std::vector<std::string>& tok, const Sourc
     needFields(tok, n + 1, at, "atom types, function type, parameters");
     BondedType t;
     t.types.assign(tok.begin(), tok.begin() + n);
-    t.func   = static_cast<int>(parseInt(tok[n], at, "the function type"));
+    t.func   = parseIntField(tok[n], at, "the function type");
     t.params = parseParams(tok, n + 1, at);
     checkFunc(k, t.func, t.params.size(), true, at, directive_);
     t.where = at;
@@ -440,11 +454,12 @@ void TopologyParser::moleculetype(const std::vector<std::string>& tok, const Sou
     }
     MoleculeType m;
     m.name   = tok[0];
-    m.nrexcl = static_cast<int>(parseInt(tok[1], at, "nrexcl"));
-    if (m.nrexcl < 0 || m.nrexcl > 10)
+    const long nrexcl = parseInt(tok[1], at, "nrexcl");
+    if (nrexcl < 0 || nrexcl > 10)
     {
         throw InputError(at, "nrexcl " + tok[1] + " is out of range (0 to 10)");
     }
+    m.nrexcl = static_cast<int>(nrexcl);
     m.where = at;
     result.moleculeTypes.push_back(std::move(m));
     inMolecule_ = true;
@@ -467,7 +482,7 @@ void TopologyParser::atoms(const std::vector<std::string>& tok, const SourceLoca
     }
     MolAtom a;
     a.type          = tok[1];
-    a.residueNumber = static_cast<int>(parseInt(tok[2], at, "the residue number"));
+    a.residueNumber = parseIntField(tok[2], at, "the residue number");
     a.residueName   = tok[3];
     a.name          = tok[4];
     a.charge        = tok.size() > 6 ? parseDouble(tok[6], at, "the charge") : type->charge;
@@ -501,7 +516,7 @@ void TopologyParser::interaction(const std::vector<std::string>& tok, const Sour
                                          + std::to_string(mol.atoms.size()) + " atoms");
         }
         s.atoms  = { ow, ow + 1, ow + 2 };
-        s.func   = static_cast<int>(parseInt(tok[1], at, "the function type"));
+        s.func   = parseIntField(tok[1], at, "the function type");
         s.params = parseParams(tok, 2, at);
         checkFunc(k, s.func, s.params.size(), true, at, directive_);
         s.where = at;
@@ -524,7 +539,7 @@ void TopologyParser::interaction(const std::vector<std::string>& tok, const Sour
             }
         }
     }
-    it.func   = static_cast<int>(parseInt(tok[n], at, "the function type"));
+    it.func   = parseIntField(tok[n], at, "the function type");
     it.params = parseParams(tok, n + 1, at);
     checkFunc(k, it.func, it.params.size(), false, at, directive_);
     it.where = at;
