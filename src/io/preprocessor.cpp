@@ -215,7 +215,9 @@ void Preprocessor::directive(const std::string& rawLine, const SourceLocation& a
     if (name == "define")
     {
         need(1, "a macro name");
-        const auto   pos   = line.find(tok[1]);
+        // the name's first occurrence after the keyword ("#define e 1" must
+        // not find the 'e' of "define")
+        const auto   pos   = line.find(tok[1], line.find("define") + 6);
         const size_t start = pos + tok[1].size();
         defines_[tok[1]]   = std::string(trim(line.substr(start)));
     }

@@ -121,6 +121,16 @@ TEST(Preprocessor, CommandLineDefines)
     EXPECT_EQ(t[0], "yes 42");
 }
 
+TEST(Preprocessor, MacroNamesInsideTheKeywordDefineGetTheirOwnValue)
+{
+    const std::map<std::string, std::string> files{ { "a.top", "#define e 1.5\n#define fin 2\n#define   de\te 3\ne fin de\n" } };
+    PreprocessorOptions                      o;
+    o.memoryFiles = &files;
+    const auto t  = texts(preprocessTopology("a.top", o));
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t[0], "1.5 2 e 3");
+}
+
 TEST(Preprocessor, InMemoryFilesFollowTheSearchOrderAndNeverReachTheFileSystem)
 {
     const std::map<std::string, std::string> files{ { "top/a.top", "#include \"ff/b.itp\"\n#include \"c.itp\"\nend\n" },
