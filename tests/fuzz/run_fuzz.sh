@@ -34,9 +34,15 @@ dict_args() {
 
 do_corpus() {
   t=$1
-  files=$(find "$here/corpus/$t" "$here/regressions/$t" -type f ! -name README.md 2>/dev/null | sort)
+  # (a target may have no regressions directory yet: git keeps no empty ones)
+  files=$(find "$here/corpus/$t" "$here/regressions/$t" -type f ! -name README.md 2>/dev/null | sort || true)
   n=$(echo "$files" | grep -c . || true)
   echo "fuzz_$t: $n seed and regression inputs"
+  if [ "$n" -eq 0 ]; then
+    # without inputs libFuzzer would start fuzzing, without end
+    echo "no seed inputs in $here/corpus/$t" >&2
+    exit 1
+  fi
   # with file arguments libFuzzer runs each input once and stops at a finding
   # shellcheck disable=SC2086
   "$build/fuzz_$t" $common $files
