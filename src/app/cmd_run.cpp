@@ -31,6 +31,10 @@ std::vector<OptionSpec> runOptions()
     specs.push_back({ "nsteps", "N", "number of steps, overriding the mdp's nsteps", "" });
     specs.push_back({ "nt", "N", "threads (0: one per core of this machine)", "0" });
     specs.push_back({ "maxh", "HOURS", "stop cleanly at 99% of this wall time (as gmx mdrun -maxh)", "-1" });
+    specs.push_back({ "cpt", "MINUTES", "write NAME.cpt every MINUTES of wall time (0: at every pair-search step; -1: never) and at the end",
+                      "15" });
+    specs.push_back({ "cpi", "CPT", "continue the run saved in this checkpoint (appending to its output files)", "" });
+    specs.push_back({ "noappend", "", "with -cpi: start new output files instead of appending", "" });
     specs.push_back({ "dd", "NX NY NZ", "domain grid (default: chosen for the rank count; -dd 1 1 1 decomposes on one rank)",
                       "", false, false, 3 });
     specs.push_back({ "comm", "BACKEND", "communication backend between ranks: p2p, rma, shm or shmem", "p2p" });
@@ -75,6 +79,18 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
         throw InputError("putmd run: -maxh needs a positive number of hours (or -1 for no limit), found '" + opt.get("maxh") + "'");
     }
     run.maxHours = *maxh;
+    const auto cpt = tryParseDouble(opt.get("cpt"));
+    if (!cpt || (*cpt < 0 && *cpt != -1))
+    {
+        throw InputError("putmd run: -cpt needs minutes >= 0, or -1 for no checkpoints, found '" + opt.get("cpt") + "'");
+    }
+    run.checkpointMinutes = *cpt;
+    run.continueFrom      = opt.get("cpi");
+    run.append            = !opt.has("noappend");
+    if (opt.has("noappend") && run.continueFrom.empty())
+    {
+        throw InputError("putmd run: -noappend only makes sense with -cpi");
+    }
     if (opt.has("dd"))
     {
         std::array<int, 3> g{};

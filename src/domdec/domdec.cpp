@@ -122,7 +122,12 @@ void DomainDecomposition::distribute(const std::vector<RVec>& x, const std::vect
         const int first = groups_.atoms[groups_.start[g]];
         for (int k = groups_.start[g]; k < groups_.start[g + 1]; k++)
         {
-            whole.push_back(x[first] + pbc.dx(x[groups_.atoms[k]], x[first]));
+            // an atom already next to the first keeps its exact coordinates
+            // (a continuation from a checkpoint then repeats the run's bits)
+            const RVec& xa = x[groups_.atoms[k]];
+            const RVec  d  = pbc.dx(xa, x[first]);
+            const RVec  direct = xa - x[first];
+            whole.push_back(d[0] == direct[0] && d[1] == direct[1] && d[2] == direct[2] ? xa : x[first] + d);
         }
         DVec s = box.toFractional(groupCentre(whole, 0, static_cast<int>(whole.size())));
         DVec shift;

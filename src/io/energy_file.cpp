@@ -9,14 +9,21 @@
 namespace putmd
 {
 
-EnergyFile::EnergyFile(const std::string& path, const std::vector<std::string>& columns) :
+EnergyFile::EnergyFile(const std::string& path, const std::vector<std::string>& columns, bool append) :
     path_(path), numColumns_(columns.size())
 {
-    backupExistingFile(path);
-    file_ = std::fopen(path.c_str(), "w");
+    if (!append)
+    {
+        backupExistingFile(path);
+    }
+    file_ = std::fopen(path.c_str(), append ? "a" : "w");
     if (!file_)
     {
         throw InputError(SourceLocation{ path, 0 }, std::string("cannot create the energy file: ") + std::strerror(errno));
+    }
+    if (append)
+    {
+        return;
     }
     std::fprintf(file_, "Time (ps),Step");
     for (const auto& c : columns)

@@ -18,7 +18,8 @@ namespace putmd
 class EnergyFile
 {
 public:
-    EnergyFile(const std::string& path, const std::vector<std::string>& columns);
+    /* append: continue an existing file (no header) after a checkpoint restart. */
+    EnergyFile(const std::string& path, const std::vector<std::string>& columns, bool append = false);
     ~EnergyFile();
     EnergyFile(const EnergyFile&)            = delete;
     EnergyFile& operator=(const EnergyFile&) = delete;

@@ -367,10 +367,13 @@ void putCompressed(XdrBuffer& xdr, std::vector<int32_t> q, float precision, cons
     xdr.putOpaque(bits.bytes());
 }
 
-std::FILE* openOutput(const std::string& path)
+std::FILE* openOutput(const std::string& path, bool append)
 {
-    backupExistingFile(path); // an earlier file is kept as #name.N#
-    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!append)
+    {
+        backupExistingFile(path); // an earlier file is kept as #name.N#
+    }
+    std::FILE* f = std::fopen(path.c_str(), append ? "ab" : "wb");
     if (f == nullptr)
     {
         throw InputError(SourceLocation{ path, 0 }, std::string("cannot create the trajectory file: ") + std::strerror(errno));
@@ -423,14 +426,14 @@ void putBox(XdrBuffer& xdr, const Box& box, bool asReal)
 
 } // namespace
 
-XtcWriter::XtcWriter(const std::string& path, int numAtoms, double precision) :
+XtcWriter::XtcWriter(const std::string& path, int numAtoms, double precision, bool append) :
     path_(path), numAtoms_(numAtoms), precision_(precision)
 {
     if (!(precision > 0))
     {
         throw InputError(SourceLocation{ path, 0 }, fmt::format("the compressed-x-precision must be positive, found {}", precision));
     }
-    file_ = openOutput(path);
+    file_ = openOutput(path, append);
 }
 
 XtcWriter::~XtcWriter()
@@ -469,9 +472,9 @@ void XtcWriter::write(long step, double time, const Box& box, const std::vector<
     writeFrame(file_, path_, xdr.data());
 }
 
-TrrWriter::TrrWriter(const std::string& path, int numAtoms) : path_(path), numAtoms_(numAtoms)
+TrrWriter::TrrWriter(const std::string& path, int numAtoms, bool append) : path_(path), numAtoms_(numAtoms)
 {
-    file_ = openOutput(path);
+    file_ = openOutput(path, append);
 }
 
 TrrWriter::~TrrWriter()

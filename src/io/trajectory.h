@@ -25,7 +25,9 @@ class XtcWriter
 {
 public:
     /* Throws InputError naming the path if it cannot be created. */
-    XtcWriter(const std::string& path, int numAtoms, double precision);
+    /* append: continue an existing file (a checkpoint restart, after the file
+     * was cut back to the checkpointed size) instead of starting a new one. */
+    XtcWriter(const std::string& path, int numAtoms, double precision, bool append = false);
     ~XtcWriter();
     XtcWriter(const XtcWriter&)            = delete;
     XtcWriter& operator=(const XtcWriter&) = delete;
@@ -43,7 +45,7 @@ private:
 class TrrWriter
 {
 public:
-    TrrWriter(const std::string& path, int numAtoms);
+    TrrWriter(const std::string& path, int numAtoms, bool append = false);
     ~TrrWriter();
     TrrWriter(const TrrWriter&)            = delete;
     TrrWriter& operator=(const TrrWriter&) = delete;

@@ -12,14 +12,17 @@
 namespace putmd
 {
 
-MdLog::MdLog(const std::string& path) : path_(path)
+MdLog::MdLog(const std::string& path, bool append) : path_(path)
 {
     if (path.empty())
     {
         return; // a rank that writes no log
     }
-    backupExistingFile(path);
-    file_ = std::fopen(path.c_str(), "w");
+    if (!append)
+    {
+        backupExistingFile(path);
+    }
+    file_ = std::fopen(path.c_str(), append ? "a" : "w");
     if (!file_)
     {
         throw InputError(SourceLocation{ path, 0 }, std::string("cannot create the log file: ") + std::strerror(errno));

@@ -34,7 +34,8 @@ struct StepEnergies
 class MdLog
 {
 public:
-    explicit MdLog(const std::string& path);
+    /* An empty path writes nothing; append continues an existing log. */
+    explicit MdLog(const std::string& path, bool append = false);
     ~MdLog();
     void line(const std::string& text);
     void energies(long step, double time, const StepEnergies& e);

@@ -1,13 +1,17 @@
 #include "run/md_runner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "comm/communicator.h"
+#include "io/checkpoint.h"
 #include "core/units.h"
 #include "run/force_calculator.h"
 #include "run/md_output.h"
@@ -134,6 +138,34 @@ private:
     ConstraintSettings                   constraintSettings_;
     std::vector<int>                     tcGroup_; // coupling group of each (home) atom
     MdFinalState                         final_;
+
+    // checkpoints
+    std::optional<Checkpoint> restart_;          // the checkpoint this run continues
+    long                      startStep_ = 0;
+    bool                      skipFirstOutputs_ = false; // the first step's outputs are in the files already
+    std::string               checkpointPath_;
+    double                    lastCheckpointSeconds_ = 0;
+    struct StepStart
+    {
+        std::vector<RVec>            x, v;
+        double                       thermostat = 0, barostat = 0;
+        std::vector<NoseHooverState> noseHoover;
+    };
+    std::optional<StepStart> lastStepStart_; // the state at the start of the last step
+    void                     continueFromCheckpoint();
+    std::vector<std::string> outputFiles() const;
+    bool                     checkpointDue(long step, const Progress& progress);
+    void writeCheckpointFile(long step, bool outputsWritten, const std::vector<RVec>& x, const std::vector<RVec>& v,
+                             double thermostat, double barostat, const std::vector<NoseHooverState>& nh);
+    bool appendEnergyFile_ = false;
+
+    // blow-up checks
+    std::vector<RVec> xAtSearch_;          // home coordinates after the last search
+    double            largestDisplacement_ = 0;
+    std::string       writeLastGoodFrame(long step);
+    void              checkForces(long step, const ForceOutput& forces);
+    void              checkDisplacements(long step);
+    bool outputsSkipped(long step) const { return skipFirstOutputs_ && step == startStep_; }
     void                                 repartition();
     void                                 refreshHomeAtoms();
     void                                 reduce(std::span<double> values) const;
@@ -185,7 +217,12 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     // degrees of freedom (for generated velocities) before the buffer,
     // which needs the velocities
     const double dof = 3.0 * top_.numAtoms - constraints_->numConstraints() - (mdp_.commMode == CommMode::Linear ? 3 : 0);
-    if (mdp_.genVel && !mdp_.continuation)
+    const bool   restarting = !options_.continueFrom.empty();
+    if (restarting)
+    {
+        continueFromCheckpoint(); // x, v, box and the coupling state from the checkpoint
+    }
+    else if (mdp_.genVel && !mdp_.continuation)
     {
         v_ = generateVelocities(mass_, mdp_.genTemp, agreedSeed(options_.comm, resolveSeed(mdp_.genSeed)), dof);
     }
@@ -202,7 +239,17 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     }
     settings_        = prepareMd(top_, mdp_, constraints_->numConstraints(), box_, v_);
     settings_.ldSeed = agreedSeed(options_.comm, settings_.ldSeed);
-    if (!mdp_.continuation && !constraints_->empty())
+    if (restarting)
+    {
+        // the choices of the run being continued, so it goes on as it would have
+        settings_.rlist   = restart_->rlist;
+        settings_.nstlist = restart_->nstlist;
+        settings_.ldSeed  = restart_->ldSeed;
+        settings_.notes.push_back(fmt::format("continuing from {} at step {} (rlist {:.4f} nm, nstlist {}, seed {})",
+                                              options_.continueFrom, restart_->step, restart_->rlist, restart_->nstlist,
+                                              restart_->ldSeed));
+    }
+    if (!restarting && !mdp_.continuation && !constraints_->empty())
     {
         // start on the constraint surface, velocities tangent to it
         std::vector<RVec> xc = x_;
@@ -210,7 +257,7 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
         x_ = xc;
         constraints_->projectVelocities(x_, v_, box_);
     }
-    if (mdp_.genVel && !mdp_.continuation)
+    if (!restarting && mdp_.genVel && !mdp_.continuation)
     {
         // after the projection onto the constraints, exactly gen-temp over the
         // remaining degrees of freedom
@@ -224,8 +271,34 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
             }
         }
     }
-    forces_ = std::make_unique<ForceCalculator>(top_, mdp_, box_, settings_.rlist);
+    // (the PME grid from the starting box, as in the run a checkpoint continues)
+    forces_ = std::make_unique<ForceCalculator>(top_, mdp_, in.coordinates.box, settings_.rlist);
     noseHoover_.assign(settings_.groups.size(), NoseHooverState());
+    if (restarting)
+    {
+        if (restart_->noseHooverXi.size() == noseHoover_.size())
+        {
+            for (size_t g = 0; g < noseHoover_.size(); g++)
+            {
+                noseHoover_[g].xi = restart_->noseHooverXi[g];
+            }
+        }
+        else if (!restart_->noseHooverXi.empty())
+        {
+            throw InputError(SourceLocation{ options_.continueFrom, 0 },
+                             fmt::format("the checkpoint has {} Nose-Hoover groups, the mdp {}: tc-grps must not change "
+                                         "in a continuation",
+                                         restart_->noseHooverXi.size(), noseHoover_.size()));
+        }
+        thermostatIntegral_ = restart_->thermostatIntegral;
+        barostatIntegral_   = restart_->barostatIntegral;
+        averageNames_       = restart_->averageNames;
+        averageSums_        = restart_->averageSums;
+        averageCount_       = restart_->averageCount;
+        startStep_          = restart_->step;
+        skipFirstOutputs_   = restart_->stepOutputsWritten;
+    }
+    checkpointPath_ = options_.deffnm + ".cpt";
     forces_->setTimers(&timers_);
     forces_->setNumThreads(options_.numThreads);
     tcGroup_ = settings_.groups.groupOfAtom;
@@ -247,6 +320,225 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
         root_ = comm_->rank() == 0;
     }
     openOutputs();
+}
+
+void MdRun::continueFromCheckpoint()
+{
+    const std::string& path = options_.continueFrom;
+    if (mdp_.integrator != Integrator::Md)
+    {
+        throw InputError(mdp_.where("integrator"),
+                         "continuing from a checkpoint (-cpi) needs integrator md (leap-frog); md-vv keeps state "
+                         "between steps that the checkpoint does not hold yet");
+    }
+    Checkpoint c = readCheckpoint(path);
+    if (c.numAtoms != uint64_t(top_.numAtoms))
+    {
+        throw InputError(SourceLocation{ path, 0 },
+                         fmt::format("the checkpoint is of a system of {} atoms ('{}'), the topology has {} atoms ('{}'): "
+                                     "it belongs to another system",
+                                     c.numAtoms, c.systemName, top_.numAtoms, top_.systemName));
+    }
+    if (c.topologyFingerprint != topologyFingerprint(top_))
+    {
+        throw InputError(SourceLocation{ path, 0 },
+                         fmt::format("the checkpoint's system ('{}', {} atoms) differs from this topology in masses, "
+                                     "charges, atom types or names: it belongs to another system, or the topology "
+                                     "changed since it was written",
+                                     c.systemName, c.numAtoms));
+    }
+    box_ = Box(c.box);
+    x_.resize(c.numAtoms);
+    v_.assign(c.numAtoms, RVec());
+    for (size_t i = 0; i < c.numAtoms; i++)
+    {
+        x_[i] = RVec(c.x[i]);
+        if (!c.v.empty())
+        {
+            v_[i] = RVec(c.v[i]);
+        }
+    }
+    restart_ = std::move(c);
+}
+
+std::vector<std::string> MdRun::outputFiles() const
+{
+    std::vector<std::string> files{ options_.deffnm + ".log" };
+    if (energyFile_)
+    {
+        files.push_back(options_.deffnm + ".csv");
+    }
+    if (xtc_)
+    {
+        files.push_back(options_.deffnm + ".xtc");
+    }
+    if (trr_)
+    {
+        files.push_back(options_.deffnm + ".trr");
+    }
+    return files;
+}
+
+/* At a search step: is a checkpoint due (the ranks agree)? */
+bool MdRun::checkpointDue(long step, const Progress& progress)
+{
+    if (options_.checkpointMinutes < 0 || step == startStep_ || mdp_.integrator != Integrator::Md)
+    {
+        return false;
+    }
+    bool due = options_.checkpointMinutes == 0
+               || progress.elapsedSeconds() - lastCheckpointSeconds_ >= 60 * options_.checkpointMinutes;
+    if (dd_ && options_.checkpointMinutes > 0)
+    {
+        due = comm_->maxLong(comm::Phase::Setup, due ? 1 : 0) > 0;
+    }
+    return due;
+}
+
+/* x, v: the whole system at the start of `step` (on rank 0). */
+void MdRun::writeCheckpointFile(long step, bool outputsWritten, const std::vector<RVec>& x, const std::vector<RVec>& v,
+                                double thermostat, double barostat, const std::vector<NoseHooverState>& nh)
+{
+    if (!root_)
+    {
+        return;
+    }
+    Timed      t(&timers_, Stage::Checkpoint);
+    Checkpoint c;
+    c.precisionBytes      = sizeof(real);
+    c.version             = PUTMD_VERSION;
+    c.step                = step;
+    c.time                = mdp_.tinit + step * mdp_.dt;
+    c.numAtoms            = uint64_t(top_.numAtoms);
+    c.topologyFingerprint = topologyFingerprint(top_);
+    c.systemName          = top_.systemName;
+    c.box                 = box_.vectors();
+    for (size_t i = 0; i < x.size(); i++)
+    {
+        c.x.push_back(DVec(x[i]));
+        c.v.push_back(DVec(v[i]));
+    }
+    c.thermostatIntegral = thermostat;
+    c.barostatIntegral   = barostat;
+    c.rlist              = settings_.rlist;
+    c.nstlist            = settings_.nstlist;
+    c.ldSeed             = settings_.ldSeed;
+    for (const auto& g : nh)
+    {
+        c.noseHooverXi.push_back(g.xi);
+    }
+    c.averageNames       = averageNames_;
+    c.averageSums        = averageSums_;
+    c.averageCount       = averageCount_;
+    c.stepOutputsWritten = outputsWritten;
+    c.ranks              = comm_ ? comm_->size() : 1;
+    c.backend            = comm_ ? comm::backendName(comm_->backend()) : "none";
+    for (const auto& f : outputFiles())
+    {
+        CheckpointOutputFile out;
+        out.name         = f;
+        out.size         = std::filesystem::file_size(f);
+        out.tailChecksum = fileTailChecksum(f, out.size);
+        c.files.push_back(out);
+    }
+    writeCheckpoint(checkpointPath_, c);
+}
+
+/* The coordinates at the start of a failing step (they are finite; the
+ * forces or the update they led to are not): NAME_lastgood.gro, or with
+ * several ranks this rank's atoms in NAME_lastgood_rankR.gro (the failing
+ * rank cannot ask the others for theirs). Returns what to tell the user. */
+std::string MdRun::writeLastGoodFrame(long step)
+{
+    try
+    {
+        if (!dd_)
+        {
+            const std::string path = options_.deffnm + "_lastgood.gro";
+            writeGro(path, top_.systemName + " (last good frame, step " + std::to_string(step) + ")",
+                     in_.coordinates.atoms, x_, &v_, box_);
+            return "the last good coordinates (step " + std::to_string(step) + ") are in " + path;
+        }
+        const std::string path  = fmt::format("{}_lastgood_rank{}.gro", options_.deffnm, comm_->rank());
+        std::vector<GroAtom> atoms;
+        for (int i = 0; i < dd_->numHome(); i++)
+        {
+            atoms.push_back(in_.coordinates.atoms[dd_->globalIndex()[i]]);
+        }
+        writeGro(path, top_.systemName + " (this rank's atoms, last good frame, step " + std::to_string(step) + ")",
+                 atoms, x_, &v_, box_);
+        return "this rank's last good coordinates (step " + std::to_string(step) + ") are in " + path;
+    }
+    catch (const std::exception& e)
+    {
+        return std::string("the last good frame could not be written: ") + e.what();
+    }
+}
+
+/* Non-finite or huge forces stop the run: nothing good comes after them. */
+void MdRun::checkForces(long step, const ForceOutput& forces)
+{
+    constexpr double kHugeForce = 1e7; // kJ/mol/nm, far above any force in a sound system
+    for (size_t i = 0; i < forces.f.size(); i++)
+    {
+        const double f2 = norm2(DVec(forces.f[i]));
+        if (!(f2 < kHugeForce * kHugeForce))
+        {
+            const int global = dd_ ? dd_->globalIndex()[i] : static_cast<int>(i);
+            // its nearest neighbour (among this rank's atoms) is usually the culprit
+            const Pbc pbc(box_);
+            size_t    nearest = i;
+            double    d2min   = std::numeric_limits<double>::infinity();
+            for (size_t j = 0; j < x_.size(); j++)
+            {
+                const double d2 = norm2(DVec(pbc.dx(x_[i], x_[j])));
+                if (j != i && d2 < d2min)
+                {
+                    d2min   = d2;
+                    nearest = j;
+                }
+            }
+            const std::string neighbour =
+                    nearest == i ? std::string()
+                                 : fmt::format("; the nearest atom to it is {} at {:.4f} nm",
+                                               top_.describeAtom(dd_ ? dd_->globalIndex()[nearest] : static_cast<int>(nearest)),
+                                               std::sqrt(d2min));
+            throw SimulationError(fmt::format(
+                    "step {} (t = {} ps): the force on {} is {:.3g} kJ/mol/nm, {}{}; the system is blowing up (atoms "
+                    "too close together, or too long a time step); {}",
+                    step, mdp_.tinit + step * mdp_.dt, top_.describeAtom(global), std::sqrt(f2),
+                    std::isfinite(f2) ? "above the 1e7 kJ/mol/nm putmd accepts" : "not a finite number", neighbour,
+                    writeLastGoodFrame(step)));
+        }
+    }
+}
+
+/* At a search step: an atom that moved more than three times the pair-list
+ * buffer (rlist - cut-off) since the last search is far beyond thermal
+ * motion (a hydrogen moves up to about the buffer in that time; three times
+ * needs a speed seen less than once in 1e12 samples) and has certainly
+ * left partners out of the list: the system is blowing up. */
+void MdRun::checkDisplacements(long step)
+{
+    const double buffer = settings_.rlist - std::max(mdp_.rcoulomb, mdp_.rvdw);
+    if (xAtSearch_.size() == x_.size())
+    {
+        for (size_t i = 0; i < x_.size(); i++)
+        {
+            const double d = std::sqrt(norm2(DVec(x_[i]) - DVec(xAtSearch_[i])));
+            largestDisplacement_ = std::max(largestDisplacement_, d);
+            if (d > 3 * buffer)
+            {
+                const int global = dd_ ? dd_->globalIndex()[i] : static_cast<int>(i);
+                throw SimulationError(fmt::format(
+                        "step {} (t = {} ps): {} moved {:.3f} nm since the last pair search, more than three times "
+                        "the pair-list buffer of {:.3f} nm (rlist {:.3f} nm, nstlist {}), far beyond thermal motion: "
+                        "the system is blowing up or the time step is too long; {}",
+                        step, mdp_.tinit + step * mdp_.dt, top_.describeAtom(global), d, buffer, settings_.rlist,
+                        settings_.nstlist, writeLastGoodFrame(step)));
+            }
+        }
+    }
 }
 
 /* The per-atom arrays of the home atoms after a (re)partition. */
@@ -340,7 +632,30 @@ long MdRun::growthCount() const
 void MdRun::openOutputs()
 {
     const std::string& n = options_.deffnm;
-    log_                 = std::make_unique<MdLog>(root_ ? n + ".log" : std::string());
+    // a continuation appends to the outputs of the run, each cut back to what
+    // the checkpoint recorded after checking it is the same file
+    std::vector<std::string> continued;
+    if (root_ && restart_ && options_.append)
+    {
+        for (const auto& f : restart_->files)
+        {
+            if (fileTailChecksum(f.name, f.size) != f.tailChecksum)
+            {
+                throw InputError(SourceLocation{ f.name, 0 },
+                                 fmt::format("this output file does not match the checkpoint {} (its first {} bytes "
+                                             "differ from what the run wrote); restore it, or continue with -noappend "
+                                             "to start new output files",
+                                             options_.continueFrom, f.size));
+            }
+            std::filesystem::resize_file(f.name, f.size);
+            continued.push_back(f.name);
+        }
+    }
+    auto appending = [&](const std::string& path) {
+        return std::find(continued.begin(), continued.end(), path) != continued.end();
+    };
+    appendEnergyFile_ = appending(n + ".csv");
+    log_ = std::make_unique<MdLog>(root_ ? n + ".log" : std::string(), appending(n + ".log"));
     if (!root_)
     {
         return;
@@ -367,11 +682,11 @@ void MdRun::openOutputs()
             }
         }
         const int count = xtcAtoms_.empty() ? top_.numAtoms : static_cast<int>(xtcAtoms_.size());
-        xtc_            = std::make_unique<XtcWriter>(n + ".xtc", count, mdp_.compressedXPrecision);
+        xtc_            = std::make_unique<XtcWriter>(n + ".xtc", count, mdp_.compressedXPrecision, appending(n + ".xtc"));
     }
     if (mdp_.nstxout > 0 || mdp_.nstvout > 0 || mdp_.nstfout > 0)
     {
-        trr_ = std::make_unique<TrrWriter>(n + ".trr", top_.numAtoms);
+        trr_ = std::make_unique<TrrWriter>(n + ".trr", top_.numAtoms, appending(n + ".trr"));
     }
 }
 
@@ -699,6 +1014,7 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
         for (int b = 0; b < 3; b++)
             virial(a, b) += constraintVirial(a, b);
     const StepEnergies e = energies(total, kinetic, virial);
+    if (!outputsSkipped(step))
     {
         const bool   withDC = mdp_.dispCorr == DispCorr::EnerPres;
         StepEnergies row    = e;
@@ -715,7 +1031,7 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
         }
         averageCount_++;
     }
-    if (every(step, mdp_.nstenergy) || (last && mdp_.nstenergy > 0))
+    if (!outputsSkipped(step) && (every(step, mdp_.nstenergy) || (last && mdp_.nstenergy > 0)))
     {
         const bool withDC = mdp_.dispCorr == DispCorr::EnerPres;
         if (!root_)
@@ -724,7 +1040,8 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
         }
         else if (!energyFile_)
         {
-            energyFile_ = std::make_unique<EnergyFile>(options_.deffnm + ".csv", energyColumns(e.terms, withDC));
+            energyFile_ = std::make_unique<EnergyFile>(options_.deffnm + ".csv", energyColumns(e.terms, withDC),
+                                                       appendEnergyFile_);
         }
         StepEnergies row = e;
         row.pressureDC   = forces_->dispersionPressure(box_.volume());
@@ -733,7 +1050,7 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
             energyFile_->write(step, mdp_.tinit + step * mdp_.dt, energyRow(row, withDC));
         }
     }
-    if (every(step, mdp_.nstlog) || last)
+    if (!outputsSkipped(step) && (every(step, mdp_.nstlog) || last))
     {
         log_->energies(step, mdp_.tinit + step * mdp_.dt, e);
     }
@@ -801,10 +1118,25 @@ void MdRun::runLeapFrog()
     Progress            progress(nsteps_, mdp_.dt);
     progress.setQuiet(!root_);
     const bool          needPressure = mdp_.pcoupl != PCoupl::No;
-    for (long step = 0; step <= nsteps_; step++)
+    for (long step = startStep_; step <= nsteps_; step++)
     {
         const long collectives0 = collectiveCount(), growths0 = growthCount();
-        const bool last     = step == nsteps_ || (step > 0 && stopHere(step, progress));
+        const bool last     = step == nsteps_ || (step > startStep_ && stopHere(step, progress));
+        // stage: checkpoint (the state at the start of this step)
+        if (last || (every(step, settings_.nstlist) && checkpointDue(step, progress)))
+        {
+            StepStart state{ dd_ ? dd_->gatherHome(x_) : x_, dd_ ? dd_->gatherHome(v_) : v_, thermostatIntegral_,
+                             barostatIntegral_, noseHoover_ };
+            if (last)
+            {
+                lastStepStart_ = std::move(state); // written at the end, with this step's outputs
+            }
+            else
+            {
+                writeCheckpointFile(step, false, state.x, state.v, state.thermostat, state.barostat, state.noseHoover);
+                lastCheckpointSeconds_ = progress.elapsedSeconds();
+            }
+        }
         if (last)
         {
             stepsDone_ = step;
@@ -813,24 +1145,30 @@ void MdRun::runLeapFrog()
         const bool computeE = output || every(step, settings_.nstcalcenergy)
                               || (needPressure && every(step, settings_.nstpcouple));
         // stage: search
-        const bool search = every(step, settings_.nstlist);
+        // (a continuation from the end of a run may start between searches:
+        // search there, without moving atoms into the box)
+        const bool search = every(step, settings_.nstlist) || step == startStep_;
         if (search)
         {
+            checkDisplacements(step);
             if (dd_)
             {
                 repartition();
             }
-            else
+            else if (every(step, settings_.nstlist))
             {
                 putAtomsInBox(x_, box_);
             }
+            xAtSearch_ = x_;
         }
         // stage: forces
         {
             Timed t(&timers_, Stage::Force);
             forces_->compute(x_, box_, search, computeE, forces);
         }
+        checkForces(step, forces);
         // stage: trajectory output
+        if (!outputsSkipped(step))
         {
             Timed t(&timers_, Stage::TrajectoryOutput);
             writeTrajectory(step, forces);
@@ -856,7 +1194,8 @@ void MdRun::runLeapFrog()
         }
         catch (const ConstraintError& e)
         {
-            throw SimulationError(fmt::format("step {} (t = {} ps): {}", step, mdp_.tinit + step * mdp_.dt, e.what()));
+            throw SimulationError(fmt::format("step {} (t = {} ps): {}; {}", step, mdp_.tinit + step * mdp_.dt, e.what(),
+                                              writeLastGoodFrame(step)));
         }
         if (mdp_.tcoupl == TCoupl::NoseHoover)
         {
@@ -913,32 +1252,50 @@ void MdRun::runVelocityVerlet()
     Progress            progress(nsteps_, mdp_.dt);
     progress.setQuiet(!root_);
     const real          halfDt = real(0.5 * mdp_.dt);
-    for (long step = 0; step <= nsteps_; step++)
+    for (long step = startStep_; step <= nsteps_; step++)
     {
         const long collectives0 = collectiveCount(), growths0 = growthCount();
-        const bool last     = step == nsteps_ || (step > 0 && stopHere(step, progress));
+        const bool last     = step == nsteps_ || (step > startStep_ && stopHere(step, progress));
+        // stage: checkpoint (the state at the start of this step)
+        if (last || (every(step, settings_.nstlist) && checkpointDue(step, progress)))
+        {
+            StepStart state{ dd_ ? dd_->gatherHome(x_) : x_, dd_ ? dd_->gatherHome(v_) : v_, thermostatIntegral_,
+                             barostatIntegral_, noseHoover_ };
+            if (last)
+            {
+                lastStepStart_ = std::move(state); // written at the end, with this step's outputs
+            }
+            else
+            {
+                writeCheckpointFile(step, false, state.x, state.v, state.thermostat, state.barostat, state.noseHoover);
+                lastCheckpointSeconds_ = progress.elapsedSeconds();
+            }
+        }
         if (last)
         {
             stepsDone_ = step;
         }
         const bool output   = every(step, mdp_.nstenergy) || every(step, mdp_.nstlog) || last;
         const bool computeE = output || every(step, settings_.nstcalcenergy);
-        const bool search   = every(step, settings_.nstlist);
+        const bool search   = every(step, settings_.nstlist) || step == startStep_;
         if (search)
         {
+            checkDisplacements(step);
             if (dd_)
             {
                 repartition();
             }
-            else
+            else if (every(step, settings_.nstlist))
             {
                 putAtomsInBox(x_, box_);
             }
+            xAtSearch_ = x_;
         }
         {
             Timed t(&timers_, Stage::Force);
             forces_->compute(x_, box_, search, computeE, forces);
         }
+        checkForces(step, forces);
         if (step > 0)
         {
             // second half kick: v(t) from v(t - dt/2)
@@ -961,6 +1318,7 @@ void MdRun::runVelocityVerlet()
         {
             v_[i] *= real(lambda[tcGroup_[i]]);
         }
+        if (!outputsSkipped(step))
         {
             Timed t(&timers_, Stage::TrajectoryOutput);
             writeTrajectory(step, forces);
@@ -988,7 +1346,8 @@ void MdRun::runVelocityVerlet()
         }
         catch (const ConstraintError& e)
         {
-            throw SimulationError(fmt::format("step {} (t = {} ps): {}", step, mdp_.tinit + step * mdp_.dt, e.what()));
+            throw SimulationError(fmt::format("step {} (t = {} ps): {}; {}", step, mdp_.tinit + step * mdp_.dt, e.what(),
+                                              writeLastGoodFrame(step)));
         }
         // the drift constrains the displacement of half a kick: the constraint
         // force, and so its virial, is twice what m dx/dt^2 gives (as GROMACS)
@@ -1018,6 +1377,11 @@ void MdRun::run()
 
 void MdRun::finishRun(const Progress& progress)
 {
+    if (lastStepStart_ && options_.checkpointMinutes >= 0 && mdp_.integrator == Integrator::Md)
+    {
+        const auto& s = *lastStepStart_;
+        writeCheckpointFile(stepsDone_, true, s.x, s.v, s.thermostat, s.barostat, s.noseHoover);
+    }
     final_.box = box_;
     if (dd_)
     {
@@ -1056,6 +1420,8 @@ void MdRun::finishRun(const Progress& progress)
                                "growths outside search steps: {}",
                                final_.normalStepCollectives, final_.normalStepArenaGrowths));
     }
+    log_->line(fmt::format("Largest displacement between two pair searches: {:.4f} nm (pair-list buffer {:.4f} nm)",
+                           largestDisplacement_, settings_.rlist - std::max(mdp_.rcoulomb, mdp_.rvdw)));
     if (!stopReason_.empty())
     {
         log_->line(fmt::format("Run stopped at step {} of {}: {}", stepsDone_, nsteps_, stopReason_));

@@ -34,6 +34,13 @@ struct RunOptions
     comm::Communicator* comm = nullptr;
     DdOptions           dd;
     bool                useDd = false; // decompose even on one rank (-dd 1 1 1)
+    /* Checkpoints: NAME.cpt every checkpointMinutes of wall time (at a
+     * pair-search step; 0: at every search step; negative: none) and at the
+     * end. continueFrom: a checkpoint to continue (-cpi); append: continue
+     * the output files, cut back to the checkpointed state. */
+    double      checkpointMinutes = 15;
+    std::string continueFrom;
+    bool        append = true;
 };
 
 /* The state after the last step (what NAME.gro holds, at full precision). */

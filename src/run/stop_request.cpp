@@ -28,6 +28,9 @@ void installStopSignalHandlers()
 {
     std::signal(SIGTERM, onStopSignal);
     std::signal(SIGINT, onStopSignal);
+    // beyond a file-size limit a write should fail with EFBIG (reported with
+    // the file's name) rather than kill the process
+    std::signal(SIGXFSZ, SIG_IGN);
 }
 
 int stopRequestCount()

@@ -22,6 +22,7 @@ const char* stageName(Stage s)
         case Stage::Update: return "Update";
         case Stage::Constraints: return "Constraints";
         case Stage::EnergyOutput: return "Energies";
+        case Stage::Checkpoint: return "Write checkpoint";
         case Stage::Count: break;
     }
     return "?";

@@ -34,6 +34,7 @@ enum class Stage
     Update,
     Constraints,
     EnergyOutput,
+    Checkpoint, // writing NAME.cpt
     Count
 };
 
