@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Checkpoints and continuation of putmd runs (the "never lose a simulation"
+issue). Subcommands, each exiting non-zero with a message on failure:
+
+  kill     RANKS   a run killed with SIGKILL at random moments and continued
+                   from its last checkpoint each time ends with exactly the
+                   outputs (.csv .xtc .trr .gro bytes) of an uninterrupted run
+  ranks    A B     a run checkpointed on A ranks and continued on B ranks
+                   matches the uninterrupted A-rank run's energies within
+                   1e-6 relative over 100 steps (putmd_d)
+  bad              truncated, corrupted, wrong-version and wrong-system
+                   checkpoints are refused with a clear message
+  diskfull         a checkpoint that cannot be written (file-size limit)
+                   stops the run with a clear error and leaves the previous
+                   checkpoint readable
+  explode          overlapping atoms / too long a time step stop the run with
+                   the atoms named and the last good frame written
+"""
+import argparse
+import csv
+import os
+import random
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+p = argparse.ArgumentParser()
+p.add_argument("--putmd", required=True)
+p.add_argument("--mpirun", default="mpiexec --oversubscribe")
+p.add_argument("--data", required=True, help="tests/data")
+p.add_argument("what")
+p.add_argument("args", nargs="*")
+args = p.parse_args()
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+MDP = """integrator = md
+dt = 0.002
+tcoupl = v-rescale
+tc-grps = System
+tau-t = 0.1
+ref-t = 300
+ld-seed = 4242
+nstcalcenergy = 5
+nstenergy = 5
+nstlog = 50
+nstxout-compressed = 10
+nstxout = 20
+nstvout = 20
+coulombtype = PME
+rcoulomb = 1.0
+rvdw = 1.0
+DispCorr = EnerPres
+continuation = yes
+"""
+
+
+def fail(msg):
+    print("FAILED: " + msg)
+    sys.exit(1)
+
+
+def command(system, ranks, nsteps, extra=()):
+    sysdir = os.path.join(args.data, "systems", system)
+    cmd = [args.putmd, "run", "-p", f"{sysdir}/topol.top", "-c", f"{sysdir}/conf.gro", "-f", "run.mdp",
+           "-nsteps", str(nsteps), "-nt", "1"] + list(extra)
+    if ranks > 0:
+        cmd = args.mpirun.split() + ["-np", str(ranks)] + cmd
+    return cmd
+
+
+def run(cwd, cmd, check=True, preexec=None):
+    r = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True, timeout=900, preexec_fn=preexec)
+    if check and r.returncode != 0:
+        fail(f"{' '.join(cmd)} in {cwd}: exit {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}")
+    return r
+
+
+def fresh_dir(root, name, mdp=MDP):
+    d = os.path.join(root, name)
+    os.makedirs(d)
+    with open(os.path.join(d, "run.mdp"), "w") as f:
+        f.write(mdp)
+    return d
+
+
+def energies(path):
+    with open(path) as f:
+        rows = list(csv.reader(f))
+    return rows[0], {int(r[1]): [float(v) for v in r] for r in rows[1:]}
+
+
+def kill_test(root, ranks):
+    system, nsteps = "water-spce-3k", 300
+    ref = fresh_dir(root, "uninterrupted")
+    run(ref, command(system, ranks, nsteps, ["-cpt", "0"]))
+    work = fresh_dir(root, "killed")
+    rng = random.Random(int(os.environ.get("PUTMD_KILL_SEED", "12345")))
+    kills, started = 0, time.time()
+    while True:
+        extra = ["-cpt", "0"] + (["-cpi", "md.cpt"] if os.path.exists(os.path.join(work, "md.cpt")) else [])
+        proc = subprocess.Popen(command(system, ranks, nsteps, extra), cwd=work, env=ENV, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+        delay = rng.uniform(0.5, 3.0)
+        try:
+            out, err = proc.communicate(timeout=delay)
+            if proc.returncode != 0:
+                fail(f"a continuation failed (exit {proc.returncode}):\n{err.decode()[:3000]}")
+            break
+        except subprocess.TimeoutExpired:
+            # the launcher and every rank (Open MPI gives ranks their own process
+            # groups, so kill the whole session, as a batch system kills a job)
+            subprocess.run(["pkill", "-9", "-s", str(proc.pid)])
+            proc.communicate()
+            for _ in range(100):
+                if subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True).returncode != 0:
+                    break
+                time.sleep(0.1)
+            kills += 1
+        if time.time() - started > 600:
+            fail("the killed run did not finish within 10 minutes of restarts")
+    if kills == 0:
+        fail("the run finished before it could be killed; nothing was tested")
+    for ext in ("csv", "xtc", "trr", "gro"):
+        a, b = os.path.join(ref, "md." + ext), os.path.join(work, "md." + ext)
+        da, db = open(a, "rb").read(), open(b, "rb").read()
+        if da != db:
+            at = next((i for i in range(min(len(da), len(db))) if da[i] != db[i]), min(len(da), len(db)))
+            fail(f"md.{ext} after {kills} kills and continuations differs from the uninterrupted run's from byte {at} "
+                 f"(sizes {len(db)} and {len(da)})")
+    print(f"{ranks or 1} rank(s): killed {kills} times at random moments, continued from the last checkpoint each "
+          f"time; .csv .xtc .trr .gro identical to the uninterrupted run")
+
+
+def ranks_test(root, a, b):
+    system = "water-spce-12k"
+    mdp = MDP.replace("nstcalcenergy = 5", "nstcalcenergy = 1").replace("nstenergy = 5", "nstenergy = 1")
+    ref = fresh_dir(root, "uninterrupted", mdp)
+    run(ref, command(system, a, 120))
+    cont = fresh_dir(root, "continued", mdp)
+    run(cont, command(system, a, 20))
+    run(cont, command(system, b, 120, ["-cpi", "md.cpt"]))
+    h0, e0 = energies(os.path.join(ref, "md.csv"))
+    h1, e1 = energies(os.path.join(cont, "md.csv"))
+    if h0 != h1 or sorted(e0) != sorted(e1):
+        fail(f"the continued run's energy file has other columns or steps ({len(e1)} rows vs {len(e0)})")
+    worst = 0.0
+    for step in range(20, 121):
+        for k, (x, y) in enumerate(zip(e1[step], e0[step])):
+            floor = 1000.0 if h0[k].startswith("Pres") else 1.0
+            rel = abs(x - y) / max(abs(y), floor)
+            worst = max(worst, rel)
+            if rel > 1e-6:
+                fail(f"{a} -> {b} ranks: step {step} {h0[k]}: {x!r} vs uninterrupted {y!r} (relative {rel:.2e} > 1e-6)")
+    print(f"checkpoint on {a or 1} rank(s) at step 20, continued on {b or 1}: steps 20-120 within {worst:.2e} relative of the "
+          f"uninterrupted run")
+
+
+def expect_error(cwd, cmd, texts, label):
+    r = run(cwd, cmd, check=False)
+    if r.returncode == 0:
+        fail(f"{label}: the run was accepted")
+    for t in texts:
+        if t not in r.stderr:
+            fail(f"{label}: the message does not say '{t}':\n{r.stderr[-2000:]}")
+    print(f"{label}: refused: {r.stderr.strip().splitlines()[-1][:200]}")
+
+
+def bad_test(root):
+    d = fresh_dir(root, "bad")
+    run(d, command("water-spce-3k", 0, 20))
+    good = open(os.path.join(d, "md.cpt"), "rb").read()
+
+    def variant(name, data):
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+        return ["-cpi", name, "-deffnm", "again"]
+
+    expect_error(d, command("water-spce-3k", 0, 40, variant("truncated.cpt", good[: len(good) // 2])),
+                 ["truncated.cpt", "truncated"], "truncated checkpoint")
+    corrupted = bytearray(good)
+    corrupted[len(good) // 3] ^= 0x10
+    expect_error(d, command("water-spce-3k", 0, 40, variant("corrupted.cpt", bytes(corrupted))),
+                 ["corrupted.cpt", "checksum"], "corrupted checkpoint")
+    wrongversion = bytearray(good)
+    wrongversion[8] = 99
+    expect_error(d, command("water-spce-3k", 0, 40, variant("version.cpt", bytes(wrongversion))),
+                 ["version.cpt", "format version 99"], "wrong-version checkpoint")
+    expect_error(d, command("water-spce-12k", 0, 40, ["-cpi", "md.cpt", "-deffnm", "other"]),
+                 ["md.cpt", "another system"], "checkpoint of another system")
+    expect_error(d, command("water-spce-3k", 0, 40, variant("empty.cpt", b"")),
+                 ["empty.cpt", "PUTMDCPT"], "empty file")
+    # an output file changed after the checkpoint is not silently appended to
+    with open(os.path.join(d, "md.csv"), "r+b") as f:
+        f.seek(40)
+        f.write(b"XXXX")
+    expect_error(d, command("water-spce-3k", 0, 40, ["-cpi", "md.cpt"]),
+                 ["md.csv", "does not match the checkpoint"], "changed output file")
+
+
+def limit_file_size():
+    resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+
+
+def diskfull_test(root):
+    d = fresh_dir(root, "full", MDP.replace("nstxout-compressed = 10", "nstxout-compressed = 0")
+                  .replace("nstxout = 20", "nstxout = 0").replace("nstvout = 20", "nstvout = 0"))
+    # a run with a checkpoint (water-spce-12k: ~580 kB), then its continuation
+    # under a 200 kB file-size limit, which the next checkpoint exceeds
+    run(d, command("water-spce-12k", 0, 20, ["-deffnm", "big"]))
+    before = open(os.path.join(d, "big.cpt"), "rb").read()
+    r = subprocess.run(command("water-spce-12k", 0, 80, ["-cpt", "0", "-deffnm", "big", "-cpi", "big.cpt"]), cwd=d,
+                       env=ENV, capture_output=True, text=True, timeout=600, preexec_fn=limit_file_size)
+    if r.returncode == 0:
+        fail("a run whose checkpoint exceeds the file-size limit succeeded")
+    if r.returncode < 0:
+        fail(f"putmd was killed by signal {-r.returncode} instead of reporting the error")
+    if "big.cpt" not in r.stderr or "cannot write the checkpoint" not in r.stderr:
+        fail(f"no clear message for the failed checkpoint write:\n{r.stderr[-2000:]}")
+    if open(os.path.join(d, "big.cpt"), "rb").read() != before:
+        fail("the last good checkpoint changed")
+    leftovers = [f for f in os.listdir(d) if "putmd-tmp" in f]
+    if leftovers:
+        fail(f"temporary files left behind: {leftovers}")
+    # the last good checkpoint is readable: the run continues from it
+    run(d, command("water-spce-12k", 0, 40, ["-cpi", "big.cpt", "-deffnm", "big"]))
+    print(f"file-size limit: {r.stderr.strip().splitlines()[-1][:240]}; the last good checkpoint is intact and the "
+          f"run continues from it")
+
+
+def explode_test(root):
+    d = fresh_dir(root, "explode", MDP.replace("dt = 0.002", "dt = 0.02"))
+    r = run(d, command("water-spce-3k", 0, 200), check=False)
+    if r.returncode == 0:
+        fail("a run with a 20 fs time step did not stop")
+    if "atom " not in r.stderr or "step " not in r.stderr:
+        fail(f"the error does not name the step and the atoms:\n{r.stderr[-2000:]}")
+    if r.returncode < 0:
+        fail(f"putmd crashed (signal {-r.returncode})")
+    print(f"time step 20 fs: {r.stderr.strip().splitlines()[-1][:300]}")
+    if not os.path.exists(os.path.join(d, "md_lastgood.gro")):
+        fail("no last good frame (md_lastgood.gro) was written")
+    # two water oxygens 0.01 nm apart
+    sysdir = os.path.join(args.data, "systems", "water-spce-3k")
+    lines = open(os.path.join(sysdir, "conf.gro")).read().splitlines()
+    x, y, z = (float(lines[2][20 + 8 * k:28 + 8 * k]) for k in range(3))
+    lines[5] = lines[5][:20] + f"{x + 0.01:8.3f}{y:8.3f}{z:8.3f}" + lines[5][44:]
+    d2 = fresh_dir(root, "overlap")
+    with open(os.path.join(d2, "overlap.gro"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    cmd = command("water-spce-3k", 0, 20)
+    cmd[cmd.index("-c") + 1] = "overlap.gro"
+    r = run(d2, cmd, check=False)
+    if r.returncode == 0 or r.returncode < 0:
+        fail(f"overlapping atoms: exit {r.returncode}\n{r.stderr[-2000:]}")
+    if "atom 4 (SOL1 OW, molecule 2)" not in r.stderr or "atom 1 (SOL1 OW, molecule 1)" not in r.stderr:
+        fail(f"overlapping atoms: the error does not name the atoms:\n{r.stderr[-2000:]}")
+    print(f"overlapping atoms: {r.stderr.strip().splitlines()[-1][:300]}")
+
+
+root = tempfile.mkdtemp(prefix="putmd-ckpt-")
+try:
+    if args.what == "kill":
+        kill_test(root, int(args.args[0]))
+    elif args.what == "ranks":
+        ranks_test(root, int(args.args[0]), int(args.args[1]))
+    elif args.what == "bad":
+        bad_test(root)
+    elif args.what == "diskfull":
+        diskfull_test(root)
+    elif args.what == "explode":
+        explode_test(root)
+    else:
+        fail("unknown test " + args.what)
+finally:
+    if os.environ.get("PUTMD_KEEP"):
+        print("kept " + root)
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+print("passed")
