@@ -33,6 +33,24 @@ T take(const std::byte*& p)
     return value;
 }
 
+RVec takeVec(const std::byte*& p)
+{
+    RVec v;
+    for (int c = 0; c < 3; c++)
+    {
+        v[c] = take<real>(p);
+    }
+    return v;
+}
+
+void putVec(std::byte*& p, const RVec& v)
+{
+    for (int c = 0; c < 3; c++)
+    {
+        put(p, v[c]);
+    }
+}
+
 RVec boxVector(const Box& box, int d)
 {
     const Matrix3& b = box.vectors();
@@ -256,14 +274,8 @@ void DomainDecomposition::migrate(std::vector<RVec>& xHome, std::vector<RVec>& v
             for (int k = b; k < e; k++)
             {
                 put(p, int32_t(globalIndex_[k]));
-                for (int c = 0; c < 3; c++)
-                {
-                    put(p, xHome[k][c]);
-                }
-                for (int c = 0; c < 3; c++)
-                {
-                    put(p, vHome[k][c]);
-                }
+                putVec(p, xHome[k]);
+                putVec(p, vHome[k]);
             }
         }
         ex.start();
@@ -276,16 +288,9 @@ void DomainDecomposition::migrate(std::vector<RVec>& xHome, std::vector<RVec>& v
             int              lastGroup = -1;
             for (size_t a = 0; a < n; a++)
             {
-                const int gi = take<int32_t>(p);
-                RVec      xa, va;
-                for (int c = 0; c < 3; c++)
-                {
-                    xa[c] = take<real>(p);
-                }
-                for (int c = 0; c < 3; c++)
-                {
-                    va[c] = take<real>(p);
-                }
+                const int  gi = take<int32_t>(p);
+                const RVec xa = takeVec(p);
+                const RVec va = takeVec(p);
                 if (groups_.groupOf[gi] != lastGroup && a > 0)
                 {
                     startKeep.push_back(static_cast<int>(xKeep.size()));
@@ -456,10 +461,7 @@ void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& b
             {
                 put(out, int32_t(globalIndex_[a]));
                 put(out, int32_t(zone_[a] | pulse.sendZone[k]));
-                for (int c = 0; c < 3; c++)
-                {
-                    put(out, xLocal_[a][c]);
-                }
+                putVec(out, xLocal_[a]);
             }
         }
         pulse.setup->start();
@@ -476,13 +478,9 @@ void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& b
             int lastGroup       = -1;
             for (int a = 0; a < n; a++)
             {
-                const int gi   = take<int32_t>(q);
-                const int zone = take<int32_t>(q);
-                RVec      xa;
-                for (int c = 0; c < 3; c++)
-                {
-                    xa[c] = take<real>(q);
-                }
+                const int  gi   = take<int32_t>(q);
+                const int  zone = take<int32_t>(q);
+                const RVec xa   = takeVec(q);
                 if (groups_.groupOf[gi] != lastGroup && a > 0)
                 {
                     groupStart.push_back(static_cast<int>(globalIndex_.size()));

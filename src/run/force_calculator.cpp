@@ -25,6 +25,23 @@ ForceCalculator::ForceCalculator(const Topology& top, const MdpOptions& mdp, con
 
 ForceCalculator::~ForceCalculator() = default;
 
+void ForceCalculator::addDispersionCorrection(const Box& box, Matrix3* virial, ForceOutput& out) const
+{
+    if (dispCorrMode_ == DispCorr::No)
+    {
+        return;
+    }
+    out.energies.add(EnergyTerm::DispCorr, dispCorr_.energy(top_.numAtoms, box.volume()));
+    if (virial)
+    {
+        const double v = dispCorr_.virialDiagonal(top_.numAtoms, box.volume());
+        for (int d = 0; d < 3; d++)
+        {
+            (*virial)(d, d) += v;
+        }
+    }
+}
+
 void ForceCalculator::setDomainDecomposition(DomainDecomposition* dd, comm::Communicator* comm)
 {
     dd_   = dd;
@@ -94,17 +111,9 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
         dd_->haloForces(out.f);
     }
     out.f.resize(nh);
-    if (dispCorrMode_ != DispCorr::No && comm_->rank() == 0)
+    if (comm_->rank() == 0) // a whole-system term: once
     {
-        out.energies.add(EnergyTerm::DispCorr, dispCorr_.energy(top_.numAtoms, box.volume()));
-        if (vir)
-        {
-            const double v = dispCorr_.virialDiagonal(top_.numAtoms, box.volume());
-            for (int d = 0; d < 3; d++)
-            {
-                out.virial(d, d) += v;
-            }
-        }
+        addDispersionCorrection(box, vir, out);
     }
     out.energies.sumPotential();
 }
@@ -140,18 +149,7 @@ void ForceCalculator::compute(const std::vector<Vec3<real>>& x, const Box& box, 
         Timed t(timers_, Stage::PmeMesh);
         out.energies.add(EnergyTerm::CoulRecip, pme_->compute(box, x, top_.charge, out.f, vir));
     }
-    if (dispCorrMode_ != DispCorr::No)
-    {
-        out.energies.add(EnergyTerm::DispCorr, dispCorr_.energy(top_.numAtoms, box.volume()));
-        if (vir)
-        {
-            const double v = dispCorr_.virialDiagonal(top_.numAtoms, box.volume());
-            for (int d = 0; d < 3; d++)
-            {
-                out.virial(d, d) += v;
-            }
-        }
-    }
+    addDispersionCorrection(box, vir, out);
     out.energies.sumPotential();
 }
 

@@ -76,6 +76,7 @@ public:
     double dispersionPressure(double volume) const { return dispCorr_.pressure(top_.numAtoms, volume); }
 
 private:
+    void addDispersionCorrection(const Box& box, Matrix3* virial, ForceOutput& out) const;
     void computeDecomposed(const std::vector<Vec3<real>>& x, const Box& box, bool needVirial, ForceOutput& out);
 
     const Topology&      top_;

@@ -165,11 +165,12 @@ private:
     std::string       writeLastGoodFrame(long step);
     void              checkForces(long step, const ForceOutput& forces);
     void              checkDisplacements(long step);
+    void checkpointStage(long step, bool last, const Progress& progress);
+    bool searchStage(long step);
     bool outputsSkipped(long step) const { return skipFirstOutputs_ && step == startStep_; }
     void                                 repartition();
     void                                 refreshHomeAtoms();
     void                                 reduce(std::span<double> values) const;
-    Matrix3                              kineticTensor() const;
     void                                 removeComMotion();
     long                                 collectiveCount() const;
     long                                 growthCount() const;
@@ -541,6 +542,50 @@ void MdRun::checkDisplacements(long step)
     }
 }
 
+/* Stage checkpoint, at the start of a step: a due checkpoint is written now;
+ * on the last step the state is kept for the one written at the end, with
+ * this step's outputs. */
+void MdRun::checkpointStage(long step, bool last, const Progress& progress)
+{
+    if (!last && !(every(step, settings_.nstlist) && checkpointDue(step, progress)))
+    {
+        return;
+    }
+    StepStart state{ dd_ ? dd_->gatherHome(x_) : x_, dd_ ? dd_->gatherHome(v_) : v_, thermostatIntegral_,
+                     barostatIntegral_, noseHoover_ };
+    if (last)
+    {
+        lastStepStart_ = std::move(state);
+        return;
+    }
+    writeCheckpointFile(step, false, state.x, state.v, state.thermostat, state.barostat, state.noseHoover);
+    lastCheckpointSeconds_ = progress.elapsedSeconds();
+}
+
+/* Stage search: every nstlist steps (and at the first step of a
+ * continuation, which may fall between searches: there without moving
+ * atoms into the box) check displacements, repartition or put atoms in the
+ * box. Returns whether this is a search step. */
+bool MdRun::searchStage(long step)
+{
+    const bool regular = every(step, settings_.nstlist);
+    if (!regular && step != startStep_)
+    {
+        return false;
+    }
+    checkDisplacements(step);
+    if (dd_)
+    {
+        repartition();
+    }
+    else if (regular)
+    {
+        putAtomsInBox(x_, box_);
+    }
+    xAtSearch_ = x_;
+    return true;
+}
+
 /* The per-atom arrays of the home atoms after a (re)partition. */
 void MdRun::refreshHomeAtoms()
 {
@@ -570,11 +615,6 @@ void MdRun::reduce(std::span<double> values) const
     {
         comm_->sumInRankOrder(comm::Phase::Energies, values);
     }
-}
-
-Matrix3 MdRun::kineticTensor() const
-{
-    return kineticEnergyTensor(v_, mass_);
 }
 
 void MdRun::removeComMotion()
@@ -1122,21 +1162,7 @@ void MdRun::runLeapFrog()
     {
         const long collectives0 = collectiveCount(), growths0 = growthCount();
         const bool last     = step == nsteps_ || (step > startStep_ && stopHere(step, progress));
-        // stage: checkpoint (the state at the start of this step)
-        if (last || (every(step, settings_.nstlist) && checkpointDue(step, progress)))
-        {
-            StepStart state{ dd_ ? dd_->gatherHome(x_) : x_, dd_ ? dd_->gatherHome(v_) : v_, thermostatIntegral_,
-                             barostatIntegral_, noseHoover_ };
-            if (last)
-            {
-                lastStepStart_ = std::move(state); // written at the end, with this step's outputs
-            }
-            else
-            {
-                writeCheckpointFile(step, false, state.x, state.v, state.thermostat, state.barostat, state.noseHoover);
-                lastCheckpointSeconds_ = progress.elapsedSeconds();
-            }
-        }
+        checkpointStage(step, last, progress);
         if (last)
         {
             stepsDone_ = step;
@@ -1145,22 +1171,7 @@ void MdRun::runLeapFrog()
         const bool computeE = output || every(step, settings_.nstcalcenergy)
                               || (needPressure && every(step, settings_.nstpcouple));
         // stage: search
-        // (a continuation from the end of a run may start between searches:
-        // search there, without moving atoms into the box)
-        const bool search = every(step, settings_.nstlist) || step == startStep_;
-        if (search)
-        {
-            checkDisplacements(step);
-            if (dd_)
-            {
-                repartition();
-            }
-            else if (every(step, settings_.nstlist))
-            {
-                putAtomsInBox(x_, box_);
-            }
-            xAtSearch_ = x_;
-        }
+        const bool search = searchStage(step);
         // stage: forces
         {
             Timed t(&timers_, Stage::Force);
@@ -1256,41 +1267,14 @@ void MdRun::runVelocityVerlet()
     {
         const long collectives0 = collectiveCount(), growths0 = growthCount();
         const bool last     = step == nsteps_ || (step > startStep_ && stopHere(step, progress));
-        // stage: checkpoint (the state at the start of this step)
-        if (last || (every(step, settings_.nstlist) && checkpointDue(step, progress)))
-        {
-            StepStart state{ dd_ ? dd_->gatherHome(x_) : x_, dd_ ? dd_->gatherHome(v_) : v_, thermostatIntegral_,
-                             barostatIntegral_, noseHoover_ };
-            if (last)
-            {
-                lastStepStart_ = std::move(state); // written at the end, with this step's outputs
-            }
-            else
-            {
-                writeCheckpointFile(step, false, state.x, state.v, state.thermostat, state.barostat, state.noseHoover);
-                lastCheckpointSeconds_ = progress.elapsedSeconds();
-            }
-        }
+        checkpointStage(step, last, progress);
         if (last)
         {
             stepsDone_ = step;
         }
         const bool output   = every(step, mdp_.nstenergy) || every(step, mdp_.nstlog) || last;
         const bool computeE = output || every(step, settings_.nstcalcenergy);
-        const bool search   = every(step, settings_.nstlist) || step == startStep_;
-        if (search)
-        {
-            checkDisplacements(step);
-            if (dd_)
-            {
-                repartition();
-            }
-            else if (every(step, settings_.nstlist))
-            {
-                putAtomsInBox(x_, box_);
-            }
-            xAtSearch_ = x_;
-        }
+        const bool search   = searchStage(step);
         {
             Timed t(&timers_, Stage::Force);
             forces_->compute(x_, box_, search, computeE, forces);
