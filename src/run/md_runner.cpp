@@ -1,4 +1,8 @@
+/* run/md_runner.cpp — the MD run: set-up, outputs, coupling, update, energies,
+ * the leap-frog and velocity-Verlet loops as named stages, and the end of the
+ * run (see md_run.h for the other files of MdRun). */
 #include "run/md_runner.h"
+#include "run/md_run.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,17 +29,14 @@
 namespace putmd
 {
 
+namespace md_detail
+{
+
 namespace
 {
 
-using RVec               = Vec3<real>;
 constexpr double presfac = 16.605390665999998;  // kJ/(mol nm^3) -> bar
 constexpr double amuPerNm3ToKgPerM3 = 1.66053906660; // density conversion
-
-bool every(long step, int interval)
-{
-    return interval > 0 && step % interval == 0;
-}
 
 /* x' = x mu for every atom (rows times the scaling matrix). */
 void scaleCoordinates(std::vector<RVec>& x, const Matrix3& mu)
@@ -64,138 +65,7 @@ void putAtomsInBox(std::vector<RVec>& x, const Box& box)
     }
 }
 
-std::string communicationTable(const comm::Communicator& comm);
-
-/* A seed from the clock (seed -1) differs between ranks: use rank 0's. */
-uint64_t agreedSeed(comm::Communicator* comm, uint64_t seed)
-{
-    if (comm && comm->size() > 1)
-    {
-        comm->broadcast(comm::Phase::Setup, std::as_writable_bytes(std::span<uint64_t>(&seed, 1)));
-    }
-    return seed;
-}
-
-class MdRun
-{
-public:
-    MdRun(SystemInputs& in, const RunOptions& options);
-    void         run();
-    MdFinalState finalState() const { return final_; }
-
-private:
-    void   openOutputs();
-    void   writeHeader();
-    void   writeTrajectory(long step, const ForceOutput& forces);
-    double couplingLambdas(long step, std::vector<double>& lambda);
-    void   leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput& forces);
-    void   pressureCoupling(long step, const Matrix3& pressure, double temperature, const Matrix3& virial,
-                            const Matrix3& kinetic);
-    Matrix3 groupKinetic(std::vector<double>* perGroup) const;
-    Matrix3 scaledKinetic(const Matrix3& unscaled, const std::vector<double>& lambda) const;
-    StepEnergies energies(const ForceOutput& forces, const Matrix3& kinetic, const Matrix3& virial) const;
-
-    SystemInputs&     in_;
-    const MdpOptions& mdp_;
-    const Topology&   top_;
-    RunOptions        options_;
-    long              nsteps_;
-    MdSettings        settings_;
-    std::vector<double> mass_;
-    std::vector<real>   invMass_;
-    std::unique_ptr<Constraints>     constraints_;
-    std::unique_ptr<ForceCalculator> forces_;
-    std::vector<RVec> x_, v_, xprime_;
-    Box               box_;
-    double            thermostatIntegral_ = 0, barostatIntegral_ = 0;
-    std::vector<NoseHooverState> noseHoover_;
-    void              runLeapFrog();
-    bool              stopHere(long step, const Progress& progress);
-    std::string       stopReason_;
-    void              finishRun(const Progress& progress);
-    void              runVelocityVerlet();
-    void              outputEnergies(long step, bool last, const ForceOutput& forces, const Matrix3& kinetic,
-                                     const Matrix3& constraintVirial, bool computeE, Matrix3* pressureOut, double* temperatureOut,
-                                     Matrix3* virialOut = nullptr);
-    double            totalMass_ = 0;
-    Matrix3           constraintVirial_;
-    std::unique_ptr<MdLog>      log_;
-    std::unique_ptr<EnergyFile> energyFile_;
-    std::unique_ptr<XtcWriter>  xtc_;
-    std::vector<int>            xtcAtoms_; // compressed-x-grps; empty: all atoms
-    std::vector<RVec>           xtcBuffer_;
-    std::unique_ptr<TrrWriter>  trr_;
-    StageTimers                 timers_;
-    std::vector<std::string>    averageNames_;
-    std::vector<double>         averageSums_;
-    long                        averageCount_ = 0;
-    long                        stepsDone_ = 0;
-
-    // domain decomposition (null on one rank without -dd)
-    comm::Communicator*                  comm_ = nullptr;
-    std::unique_ptr<DomainDecomposition> dd_;
-    bool                                 root_ = true; // writes the outputs
-    ConstraintSettings                   constraintSettings_;
-    std::vector<int>                     tcGroup_; // coupling group of each (home) atom
-    MdFinalState                         final_;
-
-    // checkpoints
-    std::optional<Checkpoint> restart_;          // the checkpoint this run continues
-    long                      startStep_ = 0;
-    bool                      skipFirstOutputs_ = false; // the first step's outputs are in the files already
-    std::string               checkpointPath_;
-    double                    lastCheckpointSeconds_ = 0;
-    struct StepStart
-    {
-        std::vector<RVec>            x, v;
-        double                       thermostat = 0, barostat = 0;
-        std::vector<NoseHooverState> noseHoover;
-    };
-    std::optional<StepStart> lastStepStart_; // the state at the start of the last step
-    void                     continueFromCheckpoint();
-    std::vector<std::string> outputFiles() const;
-    bool                     checkpointDue(long step, const Progress& progress);
-    void writeCheckpointFile(long step, bool outputsWritten, const std::vector<RVec>& x, const std::vector<RVec>& v,
-                             double thermostat, double barostat, const std::vector<NoseHooverState>& nh);
-    bool appendEnergyFile_ = false;
-
-    // blow-up checks
-    std::vector<RVec> xAtSearch_;          // home coordinates after the last search
-    double            largestDisplacement_ = 0;
-    std::string       writeLastGoodFrame(long step);
-    void              checkForces(long step, const ForceOutput& forces);
-    void              checkDisplacements(long step);
-    void checkpointStage(long step, bool last, const Progress& progress);
-    bool searchStage(long step);
-    bool outputsSkipped(long step) const { return skipFirstOutputs_ && step == startStep_; }
-    void                                 repartition();
-    void                                 refreshHomeAtoms();
-    void                                 reduce(std::span<double> values) const;
-    void                                 removeComMotion();
-    long                                 collectiveCount() const;
-    long                                 growthCount() const;
-    /* Whether this step may need a collective: search, energies, coupling,
-     * centre-of-mass removal, trajectory output or the last step. */
-    bool mayCommunicate(long step, bool search, bool computeE, bool last) const
-    {
-        const bool tc = mdp_.tcoupl != TCoupl::No
-                        && (mdp_.tcoupl == TCoupl::NoseHoover || every(step + settings_.nsttcouple - 1, settings_.nsttcouple));
-        return search || computeE || last || tc || (mdp_.commMode == CommMode::Linear && every(step, mdp_.nstcomm))
-               || every(step, mdp_.nstxoutCompressed) || every(step, mdp_.nstxout) || every(step, mdp_.nstvout)
-               || every(step, mdp_.nstfout);
-    }
-    void countNormalStep(long step, bool search, bool computeE, bool last, long collectives0, long growths0)
-    {
-        if (!mayCommunicate(step, search, computeE, last))
-        {
-            final_.normalStepCollectives += collectiveCount() - collectives0;
-        }
-        if (!search)
-        {
-            final_.normalStepArenaGrowths += growthCount() - growths0;
-        }
-    }
-};
+} // namespace
 
 MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     in_(in), mdp_(in.mdp), top_(in.topology), options_(options),
@@ -323,245 +193,6 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     openOutputs();
 }
 
-void MdRun::continueFromCheckpoint()
-{
-    const std::string& path = options_.continueFrom;
-    if (mdp_.integrator != Integrator::Md)
-    {
-        throw InputError(mdp_.where("integrator"),
-                         "continuing from a checkpoint (-cpi) needs integrator md (leap-frog); md-vv keeps state "
-                         "between steps that the checkpoint does not hold yet");
-    }
-    Checkpoint c = readCheckpoint(path);
-    if (c.numAtoms != uint64_t(top_.numAtoms))
-    {
-        throw InputError(SourceLocation{ path, 0 },
-                         fmt::format("the checkpoint is of a system of {} atoms ('{}'), the topology has {} atoms ('{}'): "
-                                     "it belongs to another system",
-                                     c.numAtoms, c.systemName, top_.numAtoms, top_.systemName));
-    }
-    if (c.topologyFingerprint != topologyFingerprint(top_))
-    {
-        throw InputError(SourceLocation{ path, 0 },
-                         fmt::format("the checkpoint's system ('{}', {} atoms) differs from this topology in masses, "
-                                     "charges, atom types or names: it belongs to another system, or the topology "
-                                     "changed since it was written",
-                                     c.systemName, c.numAtoms));
-    }
-    box_ = Box(c.box);
-    x_.resize(c.numAtoms);
-    v_.assign(c.numAtoms, RVec());
-    for (size_t i = 0; i < c.numAtoms; i++)
-    {
-        x_[i] = RVec(c.x[i]);
-        if (!c.v.empty())
-        {
-            v_[i] = RVec(c.v[i]);
-        }
-    }
-    restart_ = std::move(c);
-}
-
-std::vector<std::string> MdRun::outputFiles() const
-{
-    std::vector<std::string> files{ options_.deffnm + ".log" };
-    if (energyFile_)
-    {
-        files.push_back(options_.deffnm + ".csv");
-    }
-    if (xtc_)
-    {
-        files.push_back(options_.deffnm + ".xtc");
-    }
-    if (trr_)
-    {
-        files.push_back(options_.deffnm + ".trr");
-    }
-    return files;
-}
-
-/* At a search step: is a checkpoint due (the ranks agree)? */
-bool MdRun::checkpointDue(long step, const Progress& progress)
-{
-    if (options_.checkpointMinutes < 0 || step == startStep_ || mdp_.integrator != Integrator::Md)
-    {
-        return false;
-    }
-    bool due = options_.checkpointMinutes == 0
-               || progress.elapsedSeconds() - lastCheckpointSeconds_ >= 60 * options_.checkpointMinutes;
-    if (dd_ && options_.checkpointMinutes > 0)
-    {
-        due = comm_->maxLong(comm::Phase::Setup, due ? 1 : 0) > 0;
-    }
-    return due;
-}
-
-/* x, v: the whole system at the start of `step` (on rank 0). */
-void MdRun::writeCheckpointFile(long step, bool outputsWritten, const std::vector<RVec>& x, const std::vector<RVec>& v,
-                                double thermostat, double barostat, const std::vector<NoseHooverState>& nh)
-{
-    if (!root_)
-    {
-        return;
-    }
-    Timed      t(&timers_, Stage::Checkpoint);
-    Checkpoint c;
-    c.precisionBytes      = sizeof(real);
-    c.version             = PUTMD_VERSION;
-    c.step                = step;
-    c.time                = mdp_.tinit + step * mdp_.dt;
-    c.numAtoms            = uint64_t(top_.numAtoms);
-    c.topologyFingerprint = topologyFingerprint(top_);
-    c.systemName          = top_.systemName;
-    c.box                 = box_.vectors();
-    for (size_t i = 0; i < x.size(); i++)
-    {
-        c.x.push_back(DVec(x[i]));
-        c.v.push_back(DVec(v[i]));
-    }
-    c.thermostatIntegral = thermostat;
-    c.barostatIntegral   = barostat;
-    c.rlist              = settings_.rlist;
-    c.nstlist            = settings_.nstlist;
-    c.ldSeed             = settings_.ldSeed;
-    for (const auto& g : nh)
-    {
-        c.noseHooverXi.push_back(g.xi);
-    }
-    c.averageNames       = averageNames_;
-    c.averageSums        = averageSums_;
-    c.averageCount       = averageCount_;
-    c.stepOutputsWritten = outputsWritten;
-    c.ranks              = comm_ ? comm_->size() : 1;
-    c.backend            = comm_ ? comm::backendName(comm_->backend()) : "none";
-    for (const auto& f : outputFiles())
-    {
-        CheckpointOutputFile out;
-        out.name         = f;
-        out.size         = std::filesystem::file_size(f);
-        out.tailChecksum = fileTailChecksum(f, out.size);
-        c.files.push_back(out);
-    }
-    writeCheckpoint(checkpointPath_, c);
-}
-
-/* The coordinates at the start of a failing step (they are finite; the
- * forces or the update they led to are not): NAME_lastgood.gro, or with
- * several ranks this rank's atoms in NAME_lastgood_rankR.gro (the failing
- * rank cannot ask the others for theirs). Returns what to tell the user. */
-std::string MdRun::writeLastGoodFrame(long step)
-{
-    try
-    {
-        if (!dd_)
-        {
-            const std::string path = options_.deffnm + "_lastgood.gro";
-            writeGro(path, top_.systemName + " (last good frame, step " + std::to_string(step) + ")",
-                     in_.coordinates.atoms, x_, &v_, box_);
-            return "the last good coordinates (step " + std::to_string(step) + ") are in " + path;
-        }
-        const std::string path  = fmt::format("{}_lastgood_rank{}.gro", options_.deffnm, comm_->rank());
-        std::vector<GroAtom> atoms;
-        for (int i = 0; i < dd_->numHome(); i++)
-        {
-            atoms.push_back(in_.coordinates.atoms[dd_->globalIndex()[i]]);
-        }
-        writeGro(path, top_.systemName + " (this rank's atoms, last good frame, step " + std::to_string(step) + ")",
-                 atoms, x_, &v_, box_);
-        return "this rank's last good coordinates (step " + std::to_string(step) + ") are in " + path;
-    }
-    catch (const std::exception& e)
-    {
-        return std::string("the last good frame could not be written: ") + e.what();
-    }
-}
-
-/* Non-finite or huge forces stop the run: nothing good comes after them. */
-void MdRun::checkForces(long step, const ForceOutput& forces)
-{
-    constexpr double kHugeForce = 1e7; // kJ/mol/nm, far above any force in a sound system
-    for (size_t i = 0; i < forces.f.size(); i++)
-    {
-        const double f2 = norm2(DVec(forces.f[i]));
-        if (!(f2 < kHugeForce * kHugeForce))
-        {
-            const int global = dd_ ? dd_->globalIndex()[i] : static_cast<int>(i);
-            // its nearest neighbour (among this rank's atoms) is usually the culprit
-            const Pbc pbc(box_);
-            size_t    nearest = i;
-            double    d2min   = std::numeric_limits<double>::infinity();
-            for (size_t j = 0; j < x_.size(); j++)
-            {
-                const double d2 = norm2(DVec(pbc.dx(x_[i], x_[j])));
-                if (j != i && d2 < d2min)
-                {
-                    d2min   = d2;
-                    nearest = j;
-                }
-            }
-            const std::string neighbour =
-                    nearest == i ? std::string()
-                                 : fmt::format("; the nearest atom to it is {} at {:.4f} nm",
-                                               top_.describeAtom(dd_ ? dd_->globalIndex()[nearest] : static_cast<int>(nearest)),
-                                               std::sqrt(d2min));
-            throw SimulationError(fmt::format(
-                    "step {} (t = {} ps): the force on {} is {:.3g} kJ/mol/nm, {}{}; the system is blowing up (atoms "
-                    "too close together, or too long a time step); {}",
-                    step, mdp_.tinit + step * mdp_.dt, top_.describeAtom(global), std::sqrt(f2),
-                    std::isfinite(f2) ? "above the 1e7 kJ/mol/nm putmd accepts" : "not a finite number", neighbour,
-                    writeLastGoodFrame(step)));
-        }
-    }
-}
-
-/* At a search step: an atom that moved more than three times the pair-list
- * buffer (rlist - cut-off) since the last search is far beyond thermal
- * motion (a hydrogen moves up to about the buffer in that time; three times
- * needs a speed seen less than once in 1e12 samples) and has certainly
- * left partners out of the list: the system is blowing up. */
-void MdRun::checkDisplacements(long step)
-{
-    const double buffer = settings_.rlist - std::max(mdp_.rcoulomb, mdp_.rvdw);
-    if (xAtSearch_.size() == x_.size())
-    {
-        for (size_t i = 0; i < x_.size(); i++)
-        {
-            const double d = std::sqrt(norm2(DVec(x_[i]) - DVec(xAtSearch_[i])));
-            largestDisplacement_ = std::max(largestDisplacement_, d);
-            if (d > 3 * buffer)
-            {
-                const int global = dd_ ? dd_->globalIndex()[i] : static_cast<int>(i);
-                throw SimulationError(fmt::format(
-                        "step {} (t = {} ps): {} moved {:.3f} nm since the last pair search, more than three times "
-                        "the pair-list buffer of {:.3f} nm (rlist {:.3f} nm, nstlist {}), far beyond thermal motion: "
-                        "the system is blowing up or the time step is too long; {}",
-                        step, mdp_.tinit + step * mdp_.dt, top_.describeAtom(global), d, buffer, settings_.rlist,
-                        settings_.nstlist, writeLastGoodFrame(step)));
-            }
-        }
-    }
-}
-
-/* Stage checkpoint, at the start of a step: a due checkpoint is written now;
- * on the last step the state is kept for the one written at the end, with
- * this step's outputs. */
-void MdRun::checkpointStage(long step, bool last, const Progress& progress)
-{
-    if (!last && !(every(step, settings_.nstlist) && checkpointDue(step, progress)))
-    {
-        return;
-    }
-    StepStart state{ dd_ ? dd_->gatherHome(x_) : x_, dd_ ? dd_->gatherHome(v_) : v_, thermostatIntegral_,
-                     barostatIntegral_, noseHoover_ };
-    if (last)
-    {
-        lastStepStart_ = std::move(state);
-        return;
-    }
-    writeCheckpointFile(step, false, state.x, state.v, state.thermostat, state.barostat, state.noseHoover);
-    lastCheckpointSeconds_ = progress.elapsedSeconds();
-}
-
 /* Stage search: every nstlist steps (and at the first step of a
  * continuation, which may fall between searches: there without moving
  * atoms into the box) check displacements, repartition or put atoms in the
@@ -584,89 +215,6 @@ bool MdRun::searchStage(long step)
     }
     xAtSearch_ = x_;
     return true;
-}
-
-/* The per-atom arrays of the home atoms after a (re)partition. */
-void MdRun::refreshHomeAtoms()
-{
-    const Topology& home = dd_->homeTopology();
-    mass_                = home.mass;
-    invMass_.resize(mass_.size());
-    tcGroup_.resize(mass_.size());
-    for (size_t i = 0; i < mass_.size(); i++)
-    {
-        invMass_[i] = real(1 / mass_[i]);
-        tcGroup_[i] = settings_.groups.groupOfAtom[home.globalIndex[i]];
-    }
-    constraints_ = std::make_unique<Constraints>(home, constraintSettings_, invMass_);
-}
-
-void MdRun::repartition()
-{
-    Timed t(&timers_, Stage::DomainDecomp);
-    dd_->repartition(x_, v_, box_);
-    refreshHomeAtoms();
-}
-
-/* Sum over ranks (in rank order: the same bits everywhere). */
-void MdRun::reduce(std::span<double> values) const
-{
-    if (dd_)
-    {
-        comm_->sumInRankOrder(comm::Phase::Energies, values);
-    }
-}
-
-void MdRun::removeComMotion()
-{
-    if (!dd_)
-    {
-        removeCenterOfMassVelocity(v_, mass_);
-        return;
-    }
-    std::array<double, 3> p{ 0, 0, 0 };
-    for (size_t i = 0; i < v_.size(); i++)
-    {
-        for (int d = 0; d < 3; d++)
-        {
-            p[d] += mass_[i] * double(v_[i][d]);
-        }
-    }
-    reduce(p);
-    const RVec vcm(real(p[0] / totalMass_), real(p[1] / totalMass_), real(p[2] / totalMass_));
-    for (auto& vi : v_)
-    {
-        vi -= vcm;
-    }
-}
-
-long MdRun::collectiveCount() const
-{
-    long n = 0;
-    if (comm_)
-    {
-        for (int p = 0; p < static_cast<int>(comm::Phase::Count); p++)
-        {
-            if (static_cast<comm::Phase>(p) != comm::Phase::Pme)
-            {
-                n += comm_->stats(static_cast<comm::Phase>(p)).collectives + comm_->stats(static_cast<comm::Phase>(p)).barriers;
-            }
-        }
-    }
-    return n;
-}
-
-long MdRun::growthCount() const
-{
-    long n = 0;
-    if (comm_)
-    {
-        for (int p = 0; p < static_cast<int>(comm::Phase::Count); p++)
-        {
-            n += comm_->stats(static_cast<comm::Phase>(p)).arenaGrowths;
-        }
-    }
-    return n;
 }
 
 void MdRun::openOutputs()
@@ -1421,27 +969,11 @@ void MdRun::finishRun(const Progress& progress)
     log_->line(fmt::format("Performance: {:.3f} ns/day {:.3f} hour/ns", nsPerDay, nsPerDay > 0 ? 24 / nsPerDay : 0));
 }
 
-/* The communication table (rank 0's own counts) for the log. */
-std::string communicationTable(const comm::Communicator& comm)
-{
-    std::string out = "     C O M M U N I C A T I O N   (rank 0)\n\n";
-    out += fmt::format(" {:<11}{:>10}{:>14}{:>12}{:>12}{:>12}{:>10}{:>9}\n", "Phase", "Messages", "Bytes", "Transfer s",
-                       "Wait s", "Collective", "Barrier", "Growth");
-    for (int p = 0; p < static_cast<int>(comm::Phase::Count); p++)
-    {
-        const auto& st = comm.stats(static_cast<comm::Phase>(p));
-        out += fmt::format(" {:<11}{:>10}{:>14}{:>12.4f}{:>12.4f}{:>12}{:>10}{:>9}\n",
-                           comm::phaseName(static_cast<comm::Phase>(p)), st.messages, st.bytes, st.transferSeconds,
-                           st.waitSeconds, st.collectives, st.barriers, st.arenaGrowths);
-    }
-    return out;
-}
-
-} // namespace
+} // namespace md_detail
 
 MdFinalState runMd(SystemInputs& inputs, const RunOptions& options)
 {
-    MdRun run(inputs, options);
+    md_detail::MdRun run(inputs, options);
     run.run();
     return run.finalState();
 }

@@ -1,0 +1,126 @@
+/* run/md_parallel.cpp — what domain decomposition adds to the MD run (see md_run.h). */
+#include "run/md_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "update/kinetic.h"
+
+namespace putmd::md_detail
+{
+
+/* A seed from the clock (seed -1) differs between ranks: use rank 0's. */
+uint64_t agreedSeed(comm::Communicator* comm, uint64_t seed)
+{
+    if (comm && comm->size() > 1)
+    {
+        comm->broadcast(comm::Phase::Setup, std::as_writable_bytes(std::span<uint64_t>(&seed, 1)));
+    }
+    return seed;
+}
+
+/* The per-atom arrays of the home atoms after a (re)partition. */
+void MdRun::refreshHomeAtoms()
+{
+    const Topology& home = dd_->homeTopology();
+    mass_                = home.mass;
+    invMass_.resize(mass_.size());
+    tcGroup_.resize(mass_.size());
+    for (size_t i = 0; i < mass_.size(); i++)
+    {
+        invMass_[i] = real(1 / mass_[i]);
+        tcGroup_[i] = settings_.groups.groupOfAtom[home.globalIndex[i]];
+    }
+    constraints_ = std::make_unique<Constraints>(home, constraintSettings_, invMass_);
+}
+
+void MdRun::repartition()
+{
+    Timed t(&timers_, Stage::DomainDecomp);
+    dd_->repartition(x_, v_, box_);
+    refreshHomeAtoms();
+}
+
+/* Sum over ranks (in rank order: the same bits everywhere). */
+void MdRun::reduce(std::span<double> values) const
+{
+    if (dd_)
+    {
+        comm_->sumInRankOrder(comm::Phase::Energies, values);
+    }
+}
+
+void MdRun::removeComMotion()
+{
+    if (!dd_)
+    {
+        removeCenterOfMassVelocity(v_, mass_);
+        return;
+    }
+    std::array<double, 3> p{ 0, 0, 0 };
+    for (size_t i = 0; i < v_.size(); i++)
+    {
+        for (int d = 0; d < 3; d++)
+        {
+            p[d] += mass_[i] * double(v_[i][d]);
+        }
+    }
+    reduce(p);
+    const RVec vcm(real(p[0] / totalMass_), real(p[1] / totalMass_), real(p[2] / totalMass_));
+    for (auto& vi : v_)
+    {
+        vi -= vcm;
+    }
+}
+
+long MdRun::collectiveCount() const
+{
+    long n = 0;
+    if (comm_)
+    {
+        for (int p = 0; p < static_cast<int>(comm::Phase::Count); p++)
+        {
+            if (static_cast<comm::Phase>(p) != comm::Phase::Pme)
+            {
+                n += comm_->stats(static_cast<comm::Phase>(p)).collectives + comm_->stats(static_cast<comm::Phase>(p)).barriers;
+            }
+        }
+    }
+    return n;
+}
+
+long MdRun::growthCount() const
+{
+    long n = 0;
+    if (comm_)
+    {
+        for (int p = 0; p < static_cast<int>(comm::Phase::Count); p++)
+        {
+            n += comm_->stats(static_cast<comm::Phase>(p)).arenaGrowths;
+        }
+    }
+    return n;
+}
+
+/* The communication table (rank 0's own counts) for the log. */
+std::string communicationTable(const comm::Communicator& comm)
+{
+    std::string out = "     C O M M U N I C A T I O N   (rank 0)\n\n";
+    out += fmt::format(" {:<11}{:>10}{:>14}{:>12}{:>12}{:>12}{:>10}{:>9}\n", "Phase", "Messages", "Bytes", "Transfer s",
+                       "Wait s", "Collective", "Barrier", "Growth");
+    for (int p = 0; p < static_cast<int>(comm::Phase::Count); p++)
+    {
+        const auto& st = comm.stats(static_cast<comm::Phase>(p));
+        out += fmt::format(" {:<11}{:>10}{:>14}{:>12.4f}{:>12.4f}{:>12}{:>10}{:>9}\n",
+                           comm::phaseName(static_cast<comm::Phase>(p)), st.messages, st.bytes, st.transferSeconds,
+                           st.waitSeconds, st.collectives, st.barriers, st.arenaGrowths);
+    }
+    return out;
+}
+
+} // namespace putmd::md_detail

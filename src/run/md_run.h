@@ -1,0 +1,166 @@
+/* run/md_run.h — the MD run's object, shared by the files that implement
+ * it (inside run/ only; users call runMd in md_runner.h):
+ *   md_runner.cpp     set-up, outputs, coupling, update, energies, the two
+ *                     integrator loops and the end of the run;
+ *   md_checkpoint.cpp writing checkpoints and continuing from one;
+ *   md_checks.cpp     blow-up checks and the last good frame;
+ *   md_parallel.cpp   what domain decomposition adds: home-atom arrays,
+ *                     reductions, collective counts, the communication table.
+ */
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "io/checkpoint.h"
+#include "io/trajectory.h"
+#include "io/energy_file.h"
+#include "run/force_calculator.h"
+#include "run/md_output.h"
+#include "run/md_runner.h"
+#include "run/md_setup.h"
+#include "timing/stage_timer.h"
+#include "update/constraints.h"
+#include "update/coupling.h"
+
+namespace putmd::md_detail
+{
+
+using RVec = Vec3<real>;
+
+inline bool every(long step, int interval)
+{
+    return interval > 0 && step % interval == 0;
+}
+
+/* A seed from the clock (seed -1) differs between ranks: use rank 0's. */
+uint64_t agreedSeed(comm::Communicator* comm, uint64_t seed);
+/* The communication table (rank 0's own counts) for the log. */
+std::string communicationTable(const comm::Communicator& comm);
+
+class MdRun
+{
+public:
+    MdRun(SystemInputs& in, const RunOptions& options);
+    void         run();
+    MdFinalState finalState() const { return final_; }
+
+private:
+    void   openOutputs();
+    void   writeHeader();
+    void   writeTrajectory(long step, const ForceOutput& forces);
+    double couplingLambdas(long step, std::vector<double>& lambda);
+    void   leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput& forces);
+    void   pressureCoupling(long step, const Matrix3& pressure, double temperature, const Matrix3& virial,
+                            const Matrix3& kinetic);
+    Matrix3 groupKinetic(std::vector<double>* perGroup) const;
+    Matrix3 scaledKinetic(const Matrix3& unscaled, const std::vector<double>& lambda) const;
+    StepEnergies energies(const ForceOutput& forces, const Matrix3& kinetic, const Matrix3& virial) const;
+
+    SystemInputs&     in_;
+    const MdpOptions& mdp_;
+    const Topology&   top_;
+    RunOptions        options_;
+    long              nsteps_;
+    MdSettings        settings_;
+    std::vector<double> mass_;
+    std::vector<real>   invMass_;
+    std::unique_ptr<Constraints>     constraints_;
+    std::unique_ptr<ForceCalculator> forces_;
+    std::vector<RVec> x_, v_, xprime_;
+    Box               box_;
+    double            thermostatIntegral_ = 0, barostatIntegral_ = 0;
+    std::vector<NoseHooverState> noseHoover_;
+    void              runLeapFrog();
+    bool              stopHere(long step, const Progress& progress);
+    std::string       stopReason_;
+    void              finishRun(const Progress& progress);
+    void              runVelocityVerlet();
+    void              outputEnergies(long step, bool last, const ForceOutput& forces, const Matrix3& kinetic,
+                                     const Matrix3& constraintVirial, bool computeE, Matrix3* pressureOut, double* temperatureOut,
+                                     Matrix3* virialOut = nullptr);
+    double            totalMass_ = 0;
+    Matrix3           constraintVirial_;
+    std::unique_ptr<MdLog>      log_;
+    std::unique_ptr<EnergyFile> energyFile_;
+    std::unique_ptr<XtcWriter>  xtc_;
+    std::vector<int>            xtcAtoms_; // compressed-x-grps; empty: all atoms
+    std::vector<RVec>           xtcBuffer_;
+    std::unique_ptr<TrrWriter>  trr_;
+    StageTimers                 timers_;
+    std::vector<std::string>    averageNames_;
+    std::vector<double>         averageSums_;
+    long                        averageCount_ = 0;
+    long                        stepsDone_ = 0;
+
+    // domain decomposition (null on one rank without -dd)
+    comm::Communicator*                  comm_ = nullptr;
+    std::unique_ptr<DomainDecomposition> dd_;
+    bool                                 root_ = true; // writes the outputs
+    ConstraintSettings                   constraintSettings_;
+    std::vector<int>                     tcGroup_; // coupling group of each (home) atom
+    MdFinalState                         final_;
+
+    // checkpoints
+    std::optional<Checkpoint> restart_;          // the checkpoint this run continues
+    long                      startStep_ = 0;
+    bool                      skipFirstOutputs_ = false; // the first step's outputs are in the files already
+    std::string               checkpointPath_;
+    double                    lastCheckpointSeconds_ = 0;
+    struct StepStart
+    {
+        std::vector<RVec>            x, v;
+        double                       thermostat = 0, barostat = 0;
+        std::vector<NoseHooverState> noseHoover;
+    };
+    std::optional<StepStart> lastStepStart_; // the state at the start of the last step
+    void                     continueFromCheckpoint();
+    std::vector<std::string> outputFiles() const;
+    bool                     checkpointDue(long step, const Progress& progress);
+    void writeCheckpointFile(long step, bool outputsWritten, const std::vector<RVec>& x, const std::vector<RVec>& v,
+                             double thermostat, double barostat, const std::vector<NoseHooverState>& nh);
+    bool appendEnergyFile_ = false;
+
+    // blow-up checks
+    std::vector<RVec> xAtSearch_;          // home coordinates after the last search
+    double            largestDisplacement_ = 0;
+    std::string       writeLastGoodFrame(long step);
+    void              checkForces(long step, const ForceOutput& forces);
+    void              checkDisplacements(long step);
+    void checkpointStage(long step, bool last, const Progress& progress);
+    bool searchStage(long step);
+    bool outputsSkipped(long step) const { return skipFirstOutputs_ && step == startStep_; }
+    void                                 repartition();
+    void                                 refreshHomeAtoms();
+    void                                 reduce(std::span<double> values) const;
+    void                                 removeComMotion();
+    long                                 collectiveCount() const;
+    long                                 growthCount() const;
+    /* Whether this step may need a collective: search, energies, coupling,
+     * centre-of-mass removal, trajectory output or the last step. */
+    bool mayCommunicate(long step, bool search, bool computeE, bool last) const
+    {
+        const bool tc = mdp_.tcoupl != TCoupl::No
+                        && (mdp_.tcoupl == TCoupl::NoseHoover || every(step + settings_.nsttcouple - 1, settings_.nsttcouple));
+        return search || computeE || last || tc || (mdp_.commMode == CommMode::Linear && every(step, mdp_.nstcomm))
+               || every(step, mdp_.nstxoutCompressed) || every(step, mdp_.nstxout) || every(step, mdp_.nstvout)
+               || every(step, mdp_.nstfout);
+    }
+    void countNormalStep(long step, bool search, bool computeE, bool last, long collectives0, long growths0)
+    {
+        if (!mayCommunicate(step, search, computeE, last))
+        {
+            final_.normalStepCollectives += collectiveCount() - collectives0;
+        }
+        if (!search)
+        {
+            final_.normalStepArenaGrowths += growthCount() - growths0;
+        }
+    }
+};
+
+} // namespace putmd::md_detail
