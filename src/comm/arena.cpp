@@ -43,7 +43,8 @@ std::vector<ArenaBlock> Arena::allocate(Phase phase, std::span<const std::size_t
     sequence           = static_cast<std::uint64_t>(most[1]);
     if (largest > 0)
     {
-        gens_.push_back(create(static_cast<std::size_t>(largest)));
+        comm_.at(Phase::Setup).collectives +=
+                creationLock_.run([&] { gens_.push_back(create(static_cast<std::size_t>(largest))); });
         comm_.at(Phase::Setup).collectives++;
         comm_.at(Phase::Setup).barriers++; // window / symmetric allocation synchronises
         comm_.at(phase).arenaGrowths++;

@@ -21,6 +21,18 @@
  * is needed), at the price of at most about twice the memory of a perfectly
  * packed arena. An exchange whose needs grow takes a new, geometrically
  * larger block; the old block is abandoned.
+ *
+ * Sub-communicators. Disjoint groups (e.g. PP and PME ranks) grow their
+ * arenas independently, possibly at the same moment on the same node. Open
+ * MPI 4.1's osc/rdma (the default one-sided component behind rma) names a
+ * temporary file in /dev/shm after the window communicator's context id,
+ * which disjoint groups made by one split share: two groups creating a
+ * window at once then break each other's window. So on a communicator that
+ * is not the whole world, a generation is only created under the node-wide
+ * window-creation lock (creationLock_ below, window_lock.h), whose
+ * collectives are counted in stats(Setup). Window creation is rare (arena
+ * growth at plans only), so the cost does not matter; the world
+ * communicator never takes the lock.
  */
 #pragma once
 
@@ -33,6 +45,7 @@
 #include <vector>
 
 #include "comm/comm_impl.h"
+#include "comm/window_lock.h"
 
 namespace putmd::comm
 {
@@ -55,7 +68,7 @@ public:
         std::vector<std::byte*> peerBase;       // shm: every rank's memory, mapped here
     };
 
-    explicit Arena(Communicator::Impl& comm) : comm_(comm) {}
+    explicit Arena(Communicator::Impl& comm) : comm_(comm), creationLock_(comm.comm, comm.world) {}
     virtual ~Arena() = default;
 
     /* Collective (see above). Returns one block per requested size (64-byte
@@ -81,6 +94,9 @@ protected:
 
     Communicator::Impl&     comm_;
     std::vector<Generation> gens_;
+
+private:
+    WindowCreationLock creationLock_; // around create() (see above)
 };
 
 std::unique_ptr<Arena> makeRmaArena(Communicator::Impl& comm);

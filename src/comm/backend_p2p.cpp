@@ -6,7 +6,9 @@
  * duplicate communicator; finish() waits for all of them. Messages between
  * one pair with one tag are non-overtaking, so executions never mix even
  * when a sender runs ahead. Zero-byte links still send an empty message:
- * every backend counts one message per link per execution.
+ * every backend counts one message per link per execution. A link sends
+ * sendSize(k) bytes (setSendSize), which may be fewer than the receive
+ * posted for the planned size: MPI allows a shorter message.
  *
  * The parity buffers give the same validity as the one-sided backends: the
  * caller may pack execution s+1 while s is in flight, and recvBuffer() of s
@@ -67,7 +69,7 @@ private:
             {
                 auto data = localSend(k, seq);
                 requests_.emplace_back();
-                MPI_Isend(data.data(), static_cast<int>(data.size()), MPI_BYTE, p.peer, sends_[k].slot, planComm_,
+                MPI_Isend(data.data(), static_cast<int>(sendSize(k)), MPI_BYTE, p.peer, sends_[k].slot, planComm_,
                           &requests_.back());
             }
         }
@@ -79,9 +81,10 @@ private:
             std::string who;
             for (auto& p : recvPeers_)
             {
-                who += " " + std::to_string(p.peer);
+                who += (who.empty() ? "" : ", ") + comm_.rankName(p.peer);
             }
-            return describe("messages (p2p; receiving from ranks", -1, seq) + "; peers:" + who + ")";
+            return describe("messages (p2p)", -1, seq) + "; receiving from: " + (who.empty() ? "none" : who)
+                   + " (or its own sends to be delivered)";
         });
     }
 

@@ -9,7 +9,8 @@
  *   1. for each receiving peer p, wait until acks[p] in this rank's control
  *      block reaches s-2 (p has consumed the execution that last used the
  *      parity region of s); acks older than the last plan count as given;
- *   2. MPI_Put every link's bytes into the receiver's region of parity s;
+ *   2. MPI_Put every link's bytes (sendSize(k), see setSendSize) into the
+ *      receiver's region of parity s;
  *   3. MPI_Win_flush_all: the data is complete at the targets;
  *   4. MPI_Accumulate(MPI_REPLACE) the value s into flags[me] of each
  *      receiver, then MPI_Win_flush_all. Because step 3 completed the data
@@ -135,15 +136,15 @@ private:
         {
             for (int k : p.links)
             {
-                const auto data = localSend(k, seq);
-                if (data.empty())
+                const auto        data = localSend(k, seq);
+                const std::size_t n    = sendSize(k); // setSendSize: maybe fewer than planned
+                if (n == 0)
                 {
                     continue;
                 }
                 const Region& r = remote_[k];
-                MPI_Put(data.data(), static_cast<int>(data.size()), MPI_BYTE, p.peer,
-                        static_cast<MPI_Aint>(r.off[seq % 2]), static_cast<int>(data.size()), MPI_BYTE,
-                        arena().window(r.gen));
+                MPI_Put(data.data(), static_cast<int>(n), MPI_BYTE, p.peer, static_cast<MPI_Aint>(r.off[seq % 2]),
+                        static_cast<int>(n), MPI_BYTE, arena().window(r.gen));
                 touch(r.gen);
             }
         }

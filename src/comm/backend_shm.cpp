@@ -1,7 +1,8 @@
 /* comm/backend_shm.cpp — MPI-3 shared-memory windows on one node.
  *
  * Arena: each generation is one MPI_Win_allocate_shared window over all
- * ranks (which must share a node: checkShmUsable splits the communicator
+ * ranks of the communicator (the world or a split of it), which must share
+ * a node: checkShmUsable splits the communicator
  * with MPI_COMM_TYPE_SHARED and stops the job with advice to use rma or p2p
  * otherwise). MPI_Win_shared_query maps every rank's part into this
  * process, so all traffic below is plain loads and stores: no MPI call at
@@ -17,6 +18,8 @@
  *             (release: it is done reading s-1), then waits until each
  *             sender's flag word reaches s (acquire); recvBuffer(k) is a
  *             span straight into the sender's region — no copy at all.
+ * setSendSize needs nothing here: the receiver reads the sender's region in
+ * place, whatever part of it the sender packed.
  * Every control word has exactly one writer (its owner) and is accessed
  * only through std::atomic_ref with release stores / acquire loads, which
  * orders the plain data stores before the flag and the data loads after

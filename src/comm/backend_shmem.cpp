@@ -18,6 +18,11 @@
  * (shmem_finalize ends MPI too in Open MPI 4.1, see Communicator::finalize).
  * PE numbers must equal MPI world ranks (Open MPI guarantees it; checked).
  *
+ * Sub-communicators: shmem_malloc is collective over ALL PEs, so only a
+ * world-sized split (every rank the same color) can use this backend;
+ * Communicator::split() refuses smaller groups. Puts and atomics address
+ * PEs by world rank (pe()).
+ *
  * What was found on this machine (Open MPI 4.1.4, UCX): OpenSHMEM works
  * under plain mpirun together with MPI — puts, fence, atomics and waits are
  * correct — but as soon as shmem_init() has run, Open MPI's osc/rdma
@@ -115,6 +120,11 @@ public:
     ShmemExchange(Communicator::Impl& comm, Phase phase) : OneSidedExchange(comm, phase, true, 2) {}
 
 private:
+    /* OpenSHMEM names PEs by world rank; exchange peers are ranks of the
+     * communicator (the same numbers, as only world-sized splits are
+     * allowed with shmem, but translated all the same). */
+    int pe(int rank) const { return comm_.worldRanks[static_cast<std::size_t>(rank)]; }
+
     unsigned long* wordAt(ArenaBlock ctrl, std::size_t offset)
     {
         return reinterpret_cast<unsigned long*>(arena().local(ArenaBlock{ctrl.gen, offset}));
@@ -149,11 +159,12 @@ private:
         {
             for (int k : p.links)
             {
-                const auto data = localSend(k, seq);
-                if (!data.empty())
+                const auto        data = localSend(k, seq);
+                const std::size_t n    = sendSize(k); // setSendSize: maybe fewer than planned
+                if (n > 0)
                 {
                     const Region& r = remote_[k];
-                    shmem_putmem(arena().local(ArenaBlock{r.gen, r.off[seq % 2]}), data.data(), data.size(), p.peer);
+                    shmem_putmem(arena().local(ArenaBlock{r.gen, r.off[seq % 2]}), data.data(), n, pe(p.peer));
                 }
             }
         }
@@ -161,7 +172,7 @@ private:
         for (const auto& p : sendPeers_)
         {
             const ArenaBlock c = peerCtrl_[p.peer];
-            shmem_ulong_atomic_set(wordAt(c, flagOffset(c, comm_.rank)), seq, p.peer);
+            shmem_ulong_atomic_set(wordAt(c, flagOffset(c, comm_.rank)), seq, pe(p.peer));
         }
         shmem_quiet();
     }
@@ -173,7 +184,7 @@ private:
             for (const auto& p : recvPeers_)
             {
                 const ArenaBlock c = peerCtrl_[p.peer];
-                shmem_ulong_atomic_set(wordAt(c, ackOffset(c, comm_.rank)), seq - 1, p.peer);
+                shmem_ulong_atomic_set(wordAt(c, ackOffset(c, comm_.rank)), seq - 1, pe(p.peer));
             }
         }
         waitOwn(recvPeers_, seq, [&](int peer) { return wordAt(ctrl_, flagOffset(ctrl_, peer)); },

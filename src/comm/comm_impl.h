@@ -1,16 +1,18 @@
 /* comm/comm_impl.h — what the pieces of src/comm share and nobody else sees.
  *
- * Communicator::Impl is the state behind a Communicator: its duplicate of
- * MPI_COMM_WORLD (parallel mode only), the per-phase statistics and the
- * arena of the one-sided backends (created lazily at the first plan()).
+ * Communicator::Impl is the state behind a Communicator: its MPI
+ * communicator (parallel mode only: a duplicate of MPI_COMM_WORLD, or the
+ * result of split() for a sub-communicator), the world rank of each of its
+ * ranks, the per-phase statistics and the arena of the one-sided backends
+ * (created lazily at the first plan()). Nothing in src/comm may assume
+ * that `comm` is the world: ranks in exchanges, windows and messages are
+ * ranks of `comm` (worldRanks translates them for messages and for
+ * OpenSHMEM PE numbers).
  *
- * Also here: the waiting policy every backend uses (Waiter) and the fatal
- * error path (fail), so that a rank never hangs silently. A wait spins a
- * little (the peer is usually a few microseconds behind), then yields the
- * core with sched_yield (tests run 8 ranks on 2 cores, and a spinning rank
- * would starve the very peer it waits for), then sleeps in short naps. After
- * PUTMD_COMM_TIMEOUT seconds (default 120) without progress it prints what
- * it was waiting for and stops the whole job.
+ * Also here (from comm/waiter.h): the waiting policy every backend uses
+ * (Waiter) and the fatal error path (fail), so that a rank never hangs
+ * silently; waiter.h is public because the pencil FFT's rma transposes wait
+ * the same way.
  */
 #pragma once
 
@@ -22,47 +24,15 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "comm/communicator.h"
+#include "comm/waiter.h"
 
 namespace putmd::comm
 {
 
 class Arena;
-
-/* Print "putmd comm (rank R): message" on stderr and stop the job. */
-[[noreturn]] void fail(const std::string& message);
-
-/* Seconds a wait may last before the job is stopped (PUTMD_COMM_TIMEOUT). */
-double commTimeoutSeconds();
-
-/* One wait loop. Call poll() each time the condition is still false; it
- * spins, yields or naps, and after the timeout calls fail(describe()). */
-class Waiter
-{
-public:
-    template<typename Describe>
-    explicit Waiter(Describe describe) : describe_(std::move(describe))
-    {
-    }
-    void poll()
-    {
-        ++polls_;
-        if (polls_ < kSpins)
-        {
-            return;
-        }
-        pollSlow();
-    }
-
-private:
-    static constexpr long kSpins = 64;
-    void                  pollSlow();
-
-    std::function<std::string()>          describe_;
-    long                                  polls_ = 0;
-    std::chrono::steady_clock::time_point since_{};
-};
 
 /* Wall-clock seconds (monotonic). */
 double nowSeconds();
@@ -73,7 +43,12 @@ struct Communicator::Impl
     int     rank    = 0;
     int     size    = 1;
     bool    mpi     = false;          // parallel mode: comm is valid
-    MPI_Comm comm   = MPI_COMM_NULL;  // duplicate of MPI_COMM_WORLD
+    MPI_Comm comm   = MPI_COMM_NULL;  // duplicate of MPI_COMM_WORLD, or a split of it
+    bool    world   = true;           // the group is the whole job, in world order
+    std::vector<int> worldRanks{0};   // world rank of each rank of comm
+
+    /* "rank 3" on the world, "rank 1 (world rank 3)" on a sub-communicator. */
+    std::string rankName(int r) const;
 
     std::array<PhaseStats, static_cast<int>(Phase::Count)> stats{};
     PhaseStats& at(Phase p) { return stats[static_cast<int>(p)]; }

@@ -8,12 +8,20 @@
  * and tests never pay MPI start-up. MPI is initialised with
  * MPI_THREAD_FUNNELED: OpenMP threads compute, only the main thread talks.
  *
- * Collectives are on the Communicator's duplicate of MPI_COMM_WORLD. Each
+ * Collectives are on the Communicator's own MPI communicator (a duplicate
+ * of MPI_COMM_WORLD, or for a sub-communicator the result of split()). Each
  * helper counts one collective in its phase on every call, also on a single
  * rank (where it is the identity), so the counts do not depend on the rank
  * count. sumInRankOrder gathers every rank's values (MPI_Allgather) and adds
  * them in rank order on every rank: the same bits everywhere, whatever the
  * MPI library's reduction algorithm.
+ *
+ * split() is MPI_Comm_split with the parent's rank as key (ranks keep their
+ * order); the new Impl records the world rank of each of its ranks
+ * (MPI_Group_translate_ranks), for messages and for OpenSHMEM PE numbers.
+ * The shmem backend refuses groups smaller than the world, because
+ * shmem_malloc (the arena's growth) is collective over every PE: a group
+ * growing its arena alone would wait forever for the other PEs.
  */
 #include "comm/communicator.h"
 
@@ -23,6 +31,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
+#include <stdexcept>
 
 #include "comm/arena.h"
 #include "comm/backends.h"
@@ -82,6 +92,11 @@ std::optional<Backend> parseBackend(std::string_view name)
 bool backendAvailable(Backend b)
 {
     return b != Backend::Shmem || PUTMD_HAVE_SHMEM;
+}
+
+bool backendSupportsSubgroups(Backend b)
+{
+    return b != Backend::Shmem;
 }
 
 const char* phaseName(Phase p)
@@ -166,6 +181,16 @@ void Communicator::abortJob(int code)
 
 Communicator::Impl::Impl() = default;
 
+std::string Communicator::Impl::rankName(int r) const
+{
+    std::string s = "rank " + std::to_string(r);
+    if (!world && r >= 0 && r < static_cast<int>(worldRanks.size()))
+    {
+        s += " (world rank " + std::to_string(worldRanks[static_cast<std::size_t>(r)]) + ")";
+    }
+    return s;
+}
+
 Communicator::Impl::~Impl()
 {
     arena.reset(); // collective: frees the windows / symmetric blocks
@@ -207,6 +232,8 @@ Communicator::Communicator(Backend backend) : impl_(std::make_unique<Impl>())
         impl_->mpi  = true;
         impl_->rank = g_rank;
         impl_->size = g_size;
+        impl_->worldRanks.resize(static_cast<std::size_t>(g_size));
+        std::iota(impl_->worldRanks.begin(), impl_->worldRanks.end(), 0);
         MPI_Comm_dup(MPI_COMM_WORLD, &impl_->comm);
         impl_->at(Phase::Setup).collectives++;
         if (backend == Backend::Shm)
@@ -220,7 +247,78 @@ Communicator::Communicator(Backend backend) : impl_(std::make_unique<Impl>())
     }
 }
 
+Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
 Communicator::~Communicator() = default;
+
+std::unique_ptr<Communicator> Communicator::split(int color) const
+{
+    if (color < 0)
+    {
+        fail("Communicator::split: color " + std::to_string(color) + " is negative; colors must be >= 0");
+    }
+    auto sub     = std::make_unique<Impl>();
+    sub->backend = impl_->backend;
+    impl_->at(Phase::Setup).collectives++; // counted on one rank too, like every collective
+    if (!impl_->mpi)
+    {
+        return std::unique_ptr<Communicator>(new Communicator(std::move(sub))); // serial: one rank
+    }
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Comm_split(impl_->comm, color, impl_->rank, &comm);
+    int rank = 0, size = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (!backendSupportsSubgroups(impl_->backend) && size < g_size)
+    {
+        // Every rank gets here alike: if one group is smaller than the
+        // world, there are several groups and all of them are.
+        MPI_Comm_free(&comm);
+        throw std::runtime_error(
+                "the shmem backend cannot be used with separate PME ranks (--npme > 0) in this build: OpenSHMEM "
+                "allocates symmetric memory on all PEs at once; use --comm rma or shm");
+    }
+    sub->mpi  = true;
+    sub->comm = comm;
+    sub->rank = rank;
+    sub->size = size;
+    sub->worldRanks.resize(static_cast<std::size_t>(size));
+    {
+        MPI_Group group = MPI_GROUP_NULL, worldGroup = MPI_GROUP_NULL;
+        MPI_Comm_group(comm, &group);
+        MPI_Comm_group(MPI_COMM_WORLD, &worldGroup);
+        std::vector<int> mine(static_cast<std::size_t>(size));
+        std::iota(mine.begin(), mine.end(), 0);
+        MPI_Group_translate_ranks(group, size, mine.data(), worldGroup, sub->worldRanks.data());
+        MPI_Group_free(&group);
+        MPI_Group_free(&worldGroup);
+    }
+    bool identity = size == g_size;
+    for (int r = 0; r < size && identity; ++r)
+    {
+        identity = sub->worldRanks[static_cast<std::size_t>(r)] == r;
+    }
+    sub->world = identity;
+    // No backend check is repeated: a subset of ranks that could use the
+    // backend can use it too (shm: a subset of one node is on one node;
+    // shmem: only the whole world gets here, and OpenSHMEM is up).
+    return std::unique_ptr<Communicator>(new Communicator(std::move(sub)));
+}
+
+int Communicator::worldRankOf(int r) const
+{
+    if (r < 0 || r >= impl_->size)
+    {
+        fail("worldRankOf(" + std::to_string(r) + "): the communicator has " + std::to_string(impl_->size)
+             + " rank(s)");
+    }
+    return impl_->worldRanks[static_cast<std::size_t>(r)];
+}
+
+MPI_Comm Communicator::mpiComm() const
+{
+    return impl_->mpi ? impl_->comm : MPI_COMM_NULL;
+}
 
 int Communicator::rank() const
 {

@@ -21,8 +21,16 @@
  * Without a launcher (no mpirun/oshrun environment) MPI is not initialised at
  * all and the Communicator is a single rank: every collective is the
  * identity and exchanges can only link a rank with itself.
+ *
+ * Sub-communicators (split()): a group of ranks (e.g. the PME ranks) gets
+ * its own Communicator with the same backend, its own collectives, its own
+ * exchanges and its own arena. The parent stays fully usable, so an
+ * exchange made on the world Communicator can link ranks of different
+ * groups (PP <-> PME) while each group runs its own traffic.
  */
 #pragma once
+
+#include <mpi.h>
 
 #include <array>
 #include <cstddef>
@@ -49,6 +57,10 @@ const char* backendName(Backend b);
 std::optional<Backend> parseBackend(std::string_view name);
 /* Whether this build has the backend (shmem needs liboshmem). */
 bool backendAvailable(Backend b);
+/* Whether Communicator::split() may make a group smaller than the world
+ * with this backend (false for shmem: OpenSHMEM allocates symmetric memory
+ * on all PEs at once, so a sub-group could never grow its arena). */
+bool backendSupportsSubgroups(Backend b);
 
 /* What the traffic is for; statistics are kept per phase. */
 enum class Phase
@@ -57,7 +69,7 @@ enum class Phase
     HaloF,     // halo forces back to their owners
     Migration, // atoms changing domain at search steps
     Energies,  // energy, kinetic and virial reductions
-    Pme,       // PME grid (replicated PME) or PP<->PME traffic
+    Pme,       // PME: atom redistribution, grid borders, PP<->PME traffic
     Setup,     // plan building, arena growth, gathers for output, start-up
     Count
 };
@@ -104,6 +116,27 @@ public:
     int     size() const;
     Backend backend() const;
 
+    /* Collective over this communicator: the ranks passing the same color
+     * (>= 0) form a new Communicator with the same backend, ranks ordered as
+     * in this one. The new communicator has its own statistics (starting
+     * at zero; the split itself is counted in this one's setup
+     * collectives), exchanges and arena; this one stays usable, including
+     * its exchanges planned before or after the split. In serial mode it
+     * returns a serial Communicator.
+     * shmem: a group smaller than the world is refused — every rank throws
+     * std::runtime_error (see backendSupportsSubgroups); a split in which
+     * every rank passes the same color is fine. */
+    std::unique_ptr<Communicator> split(int color) const;
+    /* This communicator's rank r as a rank of the world communicator. */
+    int worldRankOf(int r) const;
+    /* The MPI communicator of this group (MPI_COMM_NULL in serial mode),
+     * for code that needs raw MPI on the same ranks (e.g. a distributed
+     * FFT). Owned by this Communicator: do not free it; valid while it
+     * lives. It carries only this Communicator's collectives (exchanges
+     * use their own duplicates), so collectives issued on it in the same
+     * order on every rank mix safely with the helpers below. */
+    MPI_Comm mpiComm() const;
+
     /* A new exchange pattern owned by the caller; collective (every rank
      * creates the same exchanges in the same order). */
     std::unique_ptr<Exchange> makeExchange(Phase phase);
@@ -131,6 +164,8 @@ public:
     Impl& impl() { return *impl_; }
 
 private:
+    explicit Communicator(std::unique_ptr<Impl> impl);
+
     std::unique_ptr<Impl> impl_;
 };
 

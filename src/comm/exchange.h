@@ -29,6 +29,13 @@
  * Validity: sendBuffer(k) may be packed from plan() (or the previous
  * start()) until start(); it may wait for an acknowledgement. recvBuffer(k)
  * is valid from finish() until the next finish() or plan().
+ *
+ * Variable sizes: setSendSize(k, n) makes start() send only the first n
+ * bytes of send link k (n <= the planned size), e.g. PP -> PME coordinates
+ * whose count changes every step within a bound planned at search steps.
+ * The receiver's buffer keeps the planned size and the bytes past n are
+ * whatever was there before; the receiver learns n from the data (a
+ * header).
  */
 #pragma once
 
@@ -58,6 +65,16 @@ public:
     virtual void plan(std::span<const SendLink> sends, std::span<const int> recvPeers) = 0;
 
     virtual std::span<std::byte>       sendBuffer(int link) = 0;
+    /* Send only the first `bytes` bytes of send link k in the next start()
+     * and later ones, until changed or until plan() resets it to the
+     * planned size (bytes <= the planned size, else the job stops with a
+     * message). The receiver still sees a buffer of the planned size and
+     * must learn the used size from the data itself (e.g. a header).
+     * Statistics count the bytes actually sent. Call it outside
+     * start()..finish() of the execution it is meant for, i.e. before that
+     * execution's start() (during the previous execution's overlap is
+     * fine). */
+    virtual void                       setSendSize(int link, std::size_t bytes) = 0;
     virtual void                       start()              = 0;
     virtual void                       finish()             = 0;
     virtual std::span<const std::byte> recvBuffer(int link) = 0;

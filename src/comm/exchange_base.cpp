@@ -73,16 +73,21 @@ ExchangeBase::~ExchangeBase()
 
 std::string ExchangeBase::describe(const char* what, int peer, std::uint64_t seq) const
 {
-    return std::string("in ") + backendName(comm_.backend) + " exchange #" + std::to_string(id_) + " (phase "
-           + phaseName(phase_) + ") waiting for " + what + " from rank " + std::to_string(peer)
-           + " (sequence " + std::to_string(seq) + ")";
+    std::string s = std::string("in ") + backendName(comm_.backend) + " exchange #" + std::to_string(id_)
+                    + " (phase " + phaseName(phase_) + (comm_.world ? "" : ", on a sub-communicator") + ") waiting for "
+                    + what;
+    if (peer >= 0)
+    {
+        s += " from " + comm_.rankName(peer);
+    }
+    return s + " (sequence " + std::to_string(seq) + ")";
 }
 
 void ExchangeBase::plan(std::span<const SendLink> sends, std::span<const int> recvPeers)
 {
     if (inFlight_)
     {
-        fail(describe("nothing: plan() called between start() and finish()", comm_.rank, seq_));
+        fail(describe("nothing: plan() called between start() and finish()", -1, seq_));
     }
     beforePlan();
     const int self = comm_.rank;
@@ -95,10 +100,12 @@ void ExchangeBase::plan(std::span<const SendLink> sends, std::span<const int> re
         if (sends[i].peer < 0 || sends[i].peer >= comm_.size)
         {
             fail("exchange #" + std::to_string(id_) + ": send link " + std::to_string(i) + " names rank "
-                 + std::to_string(sends[i].peer) + " but the job has " + std::to_string(comm_.size) + " rank(s)");
+                 + std::to_string(sends[i].peer) + " but the communicator has " + std::to_string(comm_.size)
+                 + " rank(s)");
         }
         sends_[i].peer  = sends[i].peer;
         sends_[i].bytes = sends[i].bytes;
+        sends_[i].used  = sends[i].bytes;
         sends_[i].slot  = sendSlots[sends[i].peer]++;
     }
     for (std::size_t i = 0; i < recvPeers.size(); ++i)
@@ -106,7 +113,8 @@ void ExchangeBase::plan(std::span<const SendLink> sends, std::span<const int> re
         if (recvPeers[i] < 0 || recvPeers[i] >= comm_.size)
         {
             fail("exchange #" + std::to_string(id_) + ": receive link " + std::to_string(i) + " names rank "
-                 + std::to_string(recvPeers[i]) + " but the job has " + std::to_string(comm_.size) + " rank(s)");
+                 + std::to_string(recvPeers[i]) + " but the communicator has " + std::to_string(comm_.size)
+                 + " rank(s)");
         }
         recvs_[i].peer = recvPeers[i];
         recvs_[i].slot = recvSlots[recvPeers[i]]++;
@@ -245,8 +253,8 @@ void ExchangeBase::exchangeSizes()
         const auto& links = recvPeers_[p].links;
         if (in.empty() || in[0] != links.size())
         {
-            fail("exchange #" + std::to_string(id_) + " (phase " + phaseName(phase_) + "): rank "
-                 + std::to_string(recvPeers_[p].peer) + " sends " + std::to_string(in.empty() ? 0 : in[0])
+            fail("exchange #" + std::to_string(id_) + " (phase " + phaseName(phase_) + "): "
+                 + comm_.rankName(recvPeers_[p].peer) + " sends " + std::to_string(in.empty() ? 0 : in[0])
                  + " link(s) to this rank but this rank receives " + std::to_string(links.size())
                  + " link(s) from it");
         }
@@ -281,6 +289,30 @@ std::span<std::byte> ExchangeBase::sendBuffer(int link)
     return localSend(link, next);
 }
 
+void ExchangeBase::setSendSize(int link, std::size_t bytes)
+{
+    if (!planned_ || link < 0 || link >= numSendLinks())
+    {
+        fail("exchange #" + std::to_string(id_) + " (phase " + phaseName(phase_) + "): setSendSize("
+             + std::to_string(link) + ", " + std::to_string(bytes) + ") "
+             + (planned_ ? "link out of range (" + std::to_string(numSendLinks()) + " send link(s))"
+                         : "before plan()"));
+    }
+    Link& l = sends_[static_cast<std::size_t>(link)];
+    if (bytes > l.bytes)
+    {
+        fail("exchange #" + std::to_string(id_) + " (phase " + phaseName(phase_) + "): setSendSize("
+             + std::to_string(link) + ", " + std::to_string(bytes) + ") exceeds the " + std::to_string(l.bytes)
+             + " byte(s) planned for that link (to " + comm_.rankName(l.peer)
+             + "); plan() the exchange with the largest size it may need");
+    }
+    if (l.peer != comm_.rank)
+    {
+        remoteSendBytes_ += static_cast<long>(bytes) - static_cast<long>(l.used);
+    }
+    l.used = bytes;
+}
+
 void ExchangeBase::start()
 {
     if (!planned_)
@@ -296,9 +328,10 @@ void ExchangeBase::start()
     for (std::size_t j = 0; j < recvs_.size(); ++j)
     {
         const Link& r = recvs_[j];
-        if (r.match >= 0 && r.bytes > 0)
+        const std::size_t n = r.match >= 0 ? sendSize(r.match) : 0;
+        if (n > 0)
         {
-            std::memcpy(selfRecv_[seq_ & 1].data() + r.local, localSend(r.match, seq_).data(), r.bytes);
+            std::memcpy(selfRecv_[seq_ & 1].data() + r.local, localSend(r.match, seq_).data(), n);
         }
     }
     if (comm_.mpi)

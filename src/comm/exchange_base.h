@@ -13,7 +13,10 @@
  *    receive buffer of the current parity;
  *  - local send buffers, double-buffered by sequence parity, so the caller
  *    may pack execution s+1 while execution s is still in flight;
- *  - the sequence number, the in-flight state and the statistics.
+ *  - the sequence number, the in-flight state and the statistics;
+ *  - the size actually sent on each send link (setSendSize; the planned
+ *    size unless set): backends move sendSize(k) bytes, self links copy
+ *    that many, and the statistics count them.
  *
  * Backends override planRemote(), startRemote(), finishRemote() and the
  * span accessors for links to other ranks.
@@ -48,6 +51,7 @@ public:
 
     void                       plan(std::span<const SendLink> sends, std::span<const int> recvPeers) final;
     std::span<std::byte>       sendBuffer(int link) final;
+    void                       setSendSize(int link, std::size_t bytes) final;
     void                       start() final;
     void                       finish() final;
     std::span<const std::byte> recvBuffer(int link) final;
@@ -58,7 +62,8 @@ public:
     struct Link
     {
         int         peer  = -1;
-        std::size_t bytes = 0;
+        std::size_t bytes = 0;  // planned size
+        std::size_t used  = 0;  // send links: bytes start() sends (setSendSize; = bytes after plan())
         int         slot  = 0;  // k-th link between this pair of ranks
         int         match = -1; // self links: the matching link on this rank
         std::size_t local = 0;  // offset in the local (parity) buffer
@@ -86,6 +91,8 @@ protected:
     virtual std::span<const std::byte> remoteRecvBuffer(int link, std::uint64_t seq) = 0;
 
     std::span<std::byte> localSend(int link, std::uint64_t seq);
+    /* Bytes start() sends on send link k (setSendSize, else planned). */
+    std::size_t          sendSize(int link) const { return sends_[static_cast<std::size_t>(link)].used; }
     std::string          describe(const char* what, int peer, std::uint64_t seq) const;
     bool                 parallel() const { return comm_.mpi; }
 

@@ -5,8 +5,8 @@
  *  - a control block, allocated at the first plan() and never moved:
  *        words [0, P)    flag words, one per rank
  *        words [P, 2P)   acknowledgement words, one per rank
- *    (P = ranks in the job; 16 bytes per rank per exchange). Because the
- *    block never moves and sequence numbers only grow, a late write from
+ *    (P = ranks in the communicator; 16 bytes per rank per exchange).
+ *    Because the block never moves and sequence numbers only grow, a late write from
  *    an older plan can only leave a smaller number behind, which nobody
  *    waits for. Who writes which word depends on the backend:
  *      rma, shmem: flags[p] at the receiver is written by sender p;
