@@ -1,18 +1,11 @@
 #include "fft/fft3d.h"
 
-#include <fftw3.h>
 #include <stdexcept>
+
+#include "fft/fftw_precision.h"
 
 namespace putmd
 {
-
-#if PUTMD_DOUBLE
-#define PUTMD_FFTW(name) fftw_##name
-using FftwComplex = fftw_complex;
-#else
-#define PUTMD_FFTW(name) fftwf_##name
-using FftwComplex = fftwf_complex;
-#endif
 
 struct Fft3d::Plans
 {

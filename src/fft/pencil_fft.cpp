@@ -1,0 +1,474 @@
+/* fft/pencil_fft.cpp — the pencil FFT: layouts, FFTW plans, transforms.
+ *
+ * Rank (i, j) of the Px x Py grid holds, in each stage (global coordinates,
+ * X_i = part i of nx over Px by blockStart(), nzc = nz/2+1):
+ *   real      R: x in X_i, y in Y_j,   z all        order x, y, z   (realData)
+ *   z-pencils A: x in X_i, y in Y_j,   kz all       order x, y, kz
+ *   y-pencils B: x in X_i, y all,      kz in KZ_j   order x, kz, y
+ *   x-pencils C: x all,    ky in KY_i, kz in KZ_j   order ky, kz, kx (complexData)
+ * with KZ_j = part j of nzc over Py and KY_i = part i of ny over Px. A <-> B
+ * is a transpose inside the row (the Py ranks with the same i), B <-> C
+ * inside the column (the Px ranks with the same j). Every stage keeps its
+ * FFT axis contiguous, so each 1D pass is one FFTW "many" plan with unit
+ * stride: r2c / c2r along z (R <-> A), c2c along y (B, in place), c2c along
+ * x (C, in place). Plans (FFTW_ESTIMATE) and buffers are made once.
+ */
+#include "fft/pencil_fft.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fft/fftw_precision.h"
+#include "fft/transpose.h"
+
+namespace putmd
+{
+
+using fft::Box;
+using fft::Complex;
+using fft::Layout;
+using fft::TransposePlan;
+
+namespace
+{
+
+double now()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+template<typename T>
+T* allocate(long n)
+{
+    auto* p = static_cast<T*>(PUTMD_FFTW(malloc)(sizeof(T) * std::size_t(std::max(1L, n))));
+    if (p == nullptr)
+    {
+        throw std::runtime_error("out of memory allocating a pencil FFT buffer");
+    }
+    return p;
+}
+
+FftwComplex* fftwPtr(Complex* p)
+{
+    return reinterpret_cast<FftwComplex*>(p);
+}
+
+/* Part i of n over p as (start, size). */
+std::pair<int, int> part(int n, int p, int i)
+{
+    const int s = blockStart(n, p, i);
+    return {s, blockStart(n, p, i + 1) - s};
+}
+
+} // namespace
+
+const char* transposeAlgorithmName(TransposeAlgorithm a)
+{
+    switch (a)
+    {
+        case TransposeAlgorithm::Alltoallv: return "alltoallv";
+        case TransposeAlgorithm::Pairwise: return "pairwise";
+        case TransposeAlgorithm::Rma: return "rma";
+    }
+    return "?";
+}
+
+std::optional<TransposeAlgorithm> parseTransposeAlgorithm(std::string_view s)
+{
+    for (auto a : {TransposeAlgorithm::Alltoallv, TransposeAlgorithm::Pairwise, TransposeAlgorithm::Rma})
+    {
+        if (s == transposeAlgorithmName(a))
+        {
+            return a;
+        }
+    }
+    return std::nullopt;
+}
+
+struct PencilFft3d::Impl
+{
+    MPI_Comm           rowComm = MPI_COMM_NULL, colComm = MPI_COMM_NULL; // owned (parallel mode)
+    std::array<int, 3> n{};
+    int                nzc = 0;
+    int                px = 1, py = 1, ci = 0, cj = 0; // process grid, this rank's coordinates
+    TransposeAlgorithm alg = TransposeAlgorithm::Alltoallv;
+    FftCommStats       stats;
+
+    Box    realBox;       // R (order x, y, z)
+    Layout la, lb, lc;    // A, B, C of this rank
+    real*    rdata = nullptr;
+    Complex* adata = nullptr;
+    Complex* bdata = nullptr;
+    Complex* cdata = nullptr;
+
+    PUTMD_FFTW(plan) r2c = nullptr, c2r = nullptr, yFwd = nullptr, yBwd = nullptr, xFwd = nullptr, xBwd = nullptr;
+
+    TransposePlan                   rowFwd, rowBwd, colFwd, colBwd;
+    std::unique_ptr<fft::Transport> row, col;
+
+    /* The layouts of rank (i, j). */
+    Layout layoutA(int i, int j) const
+    {
+        auto [x0, lx] = part(n[0], px, i);
+        auto [y0, ly] = part(n[1], py, j);
+        return Layout{Box{{x0, y0, 0}, {lx, ly, nzc}}, {0, 1, 2}};
+    }
+    Layout layoutB(int i, int j) const
+    {
+        auto [x0, lx] = part(n[0], px, i);
+        auto [z0, lz] = part(nzc, py, j);
+        return Layout{Box{{x0, 0, z0}, {lx, n[1], lz}}, {0, 2, 1}};
+    }
+    Layout layoutC(int i, int j) const
+    {
+        auto [y0, ly] = part(n[1], px, i);
+        auto [z0, lz] = part(nzc, py, j);
+        return Layout{Box{{0, y0, z0}, {n[0], ly, lz}}, {1, 2, 0}};
+    }
+
+    void transpose(fft::Transport& t, TransposePlan& plan, const Complex* src, Complex* dst)
+    {
+        const double t0 = now();
+        t.execute(plan, src, dst, stats);
+        stats.commSeconds += now() - t0;
+    }
+    void run(PUTMD_FFTW(plan) p)
+    {
+        if (p != nullptr)
+        {
+            const double t0 = now();
+            PUTMD_FFTW(execute)(p);
+            stats.fftSeconds += now() - t0;
+        }
+    }
+
+    ~Impl()
+    {
+        for (auto* p : {&r2c, &c2r, &yFwd, &yBwd, &xFwd, &xBwd})
+        {
+            if (*p != nullptr)
+            {
+                PUTMD_FFTW(destroy_plan)(*p);
+            }
+        }
+        // The transports (rma windows) go before the communicators they use.
+        row.reset();
+        col.reset();
+        int finalized = 1;
+        if (rowComm != MPI_COMM_NULL || colComm != MPI_COMM_NULL)
+        {
+            MPI_Finalized(&finalized);
+        }
+        if (!finalized)
+        {
+            MPI_Comm_free(&rowComm);
+            MPI_Comm_free(&colComm);
+        }
+        PUTMD_FFTW(free)(rdata);
+        PUTMD_FFTW(free)(adata);
+        PUTMD_FFTW(free)(bdata);
+        PUTMD_FFTW(free)(cdata);
+    }
+};
+
+PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2> procGrid, TransposeAlgorithm alg) :
+    impl_(std::make_unique<Impl>())
+{
+    Impl& m = *impl_;
+    for (int d = 0; d < 3; ++d)
+    {
+        if (n[d] < 1)
+        {
+            throw std::invalid_argument("pencil FFT: grid sizes must be positive");
+        }
+    }
+    int size = 1, rank = 0;
+    if (comm != MPI_COMM_NULL)
+    {
+        MPI_Comm_size(comm, &size);
+        MPI_Comm_rank(comm, &rank);
+    }
+    if (procGrid[0] < 1 || procGrid[1] < 1 || procGrid[0] * procGrid[1] != size)
+    {
+        throw std::invalid_argument("pencil FFT: process grid " + std::to_string(procGrid[0]) + "x"
+                                    + std::to_string(procGrid[1]) + " does not match " + std::to_string(size)
+                                    + " rank(s)");
+    }
+    m.n   = n;
+    m.nzc = n[2] / 2 + 1;
+    m.px  = procGrid[0];
+    m.py  = procGrid[1];
+    m.ci  = rank / m.py;
+    m.cj  = rank % m.py;
+    m.alg = alg;
+
+    if (comm != MPI_COMM_NULL)
+    {
+        MPI_Comm_split(comm, m.ci, m.cj, &m.rowComm); // rank in row = j
+        MPI_Comm_split(comm, m.cj, m.ci, &m.colComm); // rank in column = i
+    }
+
+    {
+        auto [x0, lx] = part(n[0], m.px, m.ci);
+        auto [y0, ly] = part(n[1], m.py, m.cj);
+        m.realBox     = Box{{x0, y0, 0}, {lx, ly, n[2]}};
+    }
+    m.la = m.layoutA(m.ci, m.cj);
+    m.lb = m.layoutB(m.ci, m.cj);
+    m.lc = m.layoutC(m.ci, m.cj);
+
+    m.rdata = allocate<real>(m.realBox.volume());
+    m.adata = allocate<Complex>(m.la.box.volume());
+    m.bdata = allocate<Complex>(m.lb.box.volume());
+    m.cdata = allocate<Complex>(m.lc.box.volume());
+    std::fill_n(m.rdata, std::max(1L, m.realBox.volume()), real(0));
+    std::fill_n(m.adata, std::max(1L, m.la.box.volume()), Complex(0));
+    std::fill_n(m.bdata, std::max(1L, m.lb.box.volume()), Complex(0));
+    std::fill_n(m.cdata, std::max(1L, m.lc.box.volume()), Complex(0));
+
+    // 1D FFTs along the contiguous axis of each stage; none where the local
+    // block is empty.
+    {
+        const int howZ = m.realBox.size[0] * m.realBox.size[1];
+        if (howZ > 0)
+        {
+            int nz  = n[2];
+            m.r2c   = PUTMD_FFTW(plan_many_dft_r2c)(1, &nz, howZ, m.rdata, nullptr, 1, n[2], fftwPtr(m.adata), nullptr,
+                                                    1, m.nzc, FFTW_ESTIMATE);
+            m.c2r   = PUTMD_FFTW(plan_many_dft_c2r)(1, &nz, howZ, fftwPtr(m.adata), nullptr, 1, m.nzc, m.rdata,
+                                                    nullptr, 1, n[2], FFTW_ESTIMATE);
+        }
+        const int howY = m.lb.box.size[0] * m.lb.box.size[2];
+        if (howY > 0)
+        {
+            int  ny = n[1];
+            auto* b = fftwPtr(m.bdata);
+            m.yFwd  = PUTMD_FFTW(plan_many_dft)(1, &ny, howY, b, nullptr, 1, ny, b, nullptr, 1, ny, FFTW_FORWARD,
+                                               FFTW_ESTIMATE);
+            m.yBwd  = PUTMD_FFTW(plan_many_dft)(1, &ny, howY, b, nullptr, 1, ny, b, nullptr, 1, ny, FFTW_BACKWARD,
+                                               FFTW_ESTIMATE);
+        }
+        const int howX = m.lc.box.size[1] * m.lc.box.size[2];
+        if (howX > 0)
+        {
+            int  nx = n[0];
+            auto* c = fftwPtr(m.cdata);
+            m.xFwd  = PUTMD_FFTW(plan_many_dft)(1, &nx, howX, c, nullptr, 1, nx, c, nullptr, 1, nx, FFTW_FORWARD,
+                                               FFTW_ESTIMATE);
+            m.xBwd  = PUTMD_FFTW(plan_many_dft)(1, &nx, howX, c, nullptr, 1, nx, c, nullptr, 1, nx, FFTW_BACKWARD,
+                                               FFTW_ESTIMATE);
+        }
+        if ((howZ > 0 && (m.r2c == nullptr || m.c2r == nullptr)) || (howY > 0 && (m.yFwd == nullptr || m.yBwd == nullptr))
+            || (howX > 0 && (m.xFwd == nullptr || m.xBwd == nullptr)))
+        {
+            throw std::runtime_error("pencil FFT: FFTW could not make a plan");
+        }
+    }
+
+    // Transposes: row (peer k = (i, k)) and column (peer k = (k, j)).
+    const int i = m.ci, j = m.cj;
+    m.rowFwd    = fft::makeTransposePlan(m.py, j, [&](int k) { return m.layoutA(i, k); },
+                                         [&](int k) { return m.layoutB(i, k); });
+    m.rowBwd    = fft::makeTransposePlan(m.py, j, [&](int k) { return m.layoutB(i, k); },
+                                         [&](int k) { return m.layoutA(i, k); });
+    m.colFwd    = fft::makeTransposePlan(m.px, i, [&](int k) { return m.layoutB(k, j); },
+                                         [&](int k) { return m.layoutC(k, j); });
+    m.colBwd    = fft::makeTransposePlan(m.px, i, [&](int k) { return m.layoutC(k, j); },
+                                         [&](int k) { return m.layoutB(k, j); });
+    std::vector<int> rowRanks(m.py), colRanks(m.px);
+    for (int k = 0; k < m.py; ++k)
+    {
+        rowRanks[k] = i * m.py + k;
+    }
+    for (int k = 0; k < m.px; ++k)
+    {
+        colRanks[k] = k * m.py + j;
+    }
+    m.row = fft::makeTransport(alg, m.rowComm, comm, {&m.rowFwd, &m.rowBwd}, rowRanks, "row");
+    m.col = fft::makeTransport(alg, m.colComm, comm, {&m.colFwd, &m.colBwd}, colRanks, "column");
+}
+
+PencilFft3d::~PencilFft3d() = default;
+
+std::array<int, 3> PencilFft3d::realStart() const
+{
+    return impl_->realBox.start;
+}
+
+std::array<int, 3> PencilFft3d::realSize() const
+{
+    return impl_->realBox.size;
+}
+
+real* PencilFft3d::realData()
+{
+    return impl_->rdata;
+}
+
+std::array<int, 3> PencilFft3d::complexStart() const
+{
+    return impl_->lc.box.start;
+}
+
+std::array<int, 3> PencilFft3d::complexSize() const
+{
+    return impl_->lc.box.size;
+}
+
+std::array<int, 3> PencilFft3d::complexOrder() const
+{
+    return impl_->lc.order;
+}
+
+std::complex<real>* PencilFft3d::complexData()
+{
+    return impl_->cdata;
+}
+
+void PencilFft3d::forward()
+{
+    Impl& m = *impl_;
+    m.run(m.r2c);
+    m.transpose(*m.row, m.rowFwd, m.adata, m.bdata);
+    m.run(m.yFwd);
+    m.transpose(*m.col, m.colFwd, m.bdata, m.cdata);
+    m.run(m.xFwd);
+    ++m.stats.transforms;
+}
+
+void PencilFft3d::backward()
+{
+    Impl& m = *impl_;
+    m.run(m.xBwd);
+    m.transpose(*m.col, m.colBwd, m.cdata, m.bdata);
+    m.run(m.yBwd);
+    m.transpose(*m.row, m.rowBwd, m.bdata, m.adata);
+    m.run(m.c2r);
+    ++m.stats.transforms;
+}
+
+const FftCommStats& PencilFft3d::stats() const
+{
+    return impl_->stats;
+}
+
+void PencilFft3d::resetStats()
+{
+    impl_->stats = FftCommStats{};
+}
+
+TransposeAlgorithm PencilFft3d::algorithm() const
+{
+    return impl_->alg;
+}
+
+TransposeAlgorithm PencilFft3d::chooseFastest(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2> procGrid,
+                                              int repeats)
+{
+    int size = 1;
+    if (comm != MPI_COMM_NULL)
+    {
+        MPI_Comm_size(comm, &size);
+    }
+    if (size == 1)
+    {
+        return TransposeAlgorithm::Alltoallv; // no communication: all three are the same local copy
+    }
+    repeats = std::max(1, repeats);
+    // All three plans side by side; the repetitions interleave them (in a
+    // rotating order) so that drift of a shared machine hits all alike. The
+    // time of a pair is the slowest rank's (so every rank sees the same
+    // numbers and makes the same choice); the score is the median.
+    const TransposeAlgorithm algs[] = {TransposeAlgorithm::Alltoallv, TransposeAlgorithm::Pairwise,
+                                       TransposeAlgorithm::Rma};
+    std::vector<std::unique_ptr<PencilFft3d>> ffts;
+    for (auto alg : algs)
+    {
+        ffts.push_back(std::make_unique<PencilFft3d>(comm, n, procGrid, alg));
+    }
+    auto fill = [](PencilFft3d& f) {
+        const long nreal = long(f.realSize()[0]) * f.realSize()[1] * f.realSize()[2];
+        for (long k = 0; k < nreal; ++k)
+        {
+            f.realData()[k] = real(std::sin(0.37 * double(k)));
+        }
+    };
+    for (auto& f : ffts) // warm-up (first touch of buffers and windows)
+    {
+        fill(*f);
+        f->forward();
+        f->backward();
+    }
+    std::vector<std::vector<double>> times(3);
+    for (int r = 0; r < repeats; ++r)
+    {
+        for (int k = 0; k < 3; ++k)
+        {
+            const int a = (k + r) % 3;
+            fill(*ffts[a]);
+            MPI_Barrier(comm);
+            const double t0 = now();
+            ffts[a]->forward();
+            ffts[a]->backward();
+            double t = now() - t0, slowest = 0;
+            MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+            times[a].push_back(slowest);
+        }
+    }
+    int    best     = 0;
+    double bestTime = 0;
+    for (int a = 0; a < 3; ++a)
+    {
+        auto& v = times[a];
+        std::sort(v.begin(), v.end());
+        const double med = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+        if (a == 0 || med < bestTime)
+        {
+            best     = a;
+            bestTime = med;
+        }
+    }
+    return algs[best];
+}
+
+std::array<int, 2> choosePencilGrid(int p, std::array<int, 3> n)
+{
+    if (p < 1)
+    {
+        throw std::invalid_argument("choosePencilGrid: the number of ranks must be positive");
+    }
+    const int    nzc   = n[2] / 2 + 1;
+    const double total = double(n[0]) * n[1] * n[2];
+    auto         ceilDiv = [](int a, int b) { return double((a + b - 1) / b); };
+    std::array<int, 2> best{p, 1};
+    double             bestCost = 0;
+    bool               first    = true;
+    for (int px = 1; px <= p; ++px)
+    {
+        if (p % px != 0)
+        {
+            continue;
+        }
+        const int py = p / px;
+        // Largest local block of each stage relative to a perfect split
+        // (the complex stages in units of their own total).
+        const double zPencil = ceilDiv(n[0], px) * ceilDiv(n[1], py) * n[2] / (total / p);
+        const double yPencil = ceilDiv(n[0], px) * ceilDiv(nzc, py) * n[1] / (double(n[0]) * nzc * n[1] / p);
+        const double xPencil = ceilDiv(n[1], px) * ceilDiv(nzc, py) * n[0] / (double(n[0]) * nzc * n[1] / p);
+        const double load    = std::max({zPencil, yPencil, xPencil});
+        const double cost    = load + 0.1 * std::abs(std::log(double(px) / py)) + (px < py ? 0.01 : 0.0);
+        if (first || cost < bestCost - 1e-12)
+        {
+            best     = {px, py};
+            bestCost = cost;
+            first    = false;
+        }
+    }
+    return best;
+}
+
+} // namespace putmd

@@ -1,0 +1,142 @@
+/* fft/pencil_fft.h — distributed real-to-complex 3D FFT on a 2D process grid.
+ *
+ * The nx*ny*nz real grid (z fastest) is cut into z-pencils over a Px x Py
+ * process grid; the transform is local 1D FFTs (FFTW, plans made once with
+ * FFTW_ESTIMATE) separated by two transposes inside process-grid rows and
+ * columns:
+ *
+ *   real z-pencils --r2c(z)--> complex z-pencils   x: Px parts, y: Py parts, kz: all
+ *     --row transpose (the Py ranks with the same i)-->
+ *   y-pencils --c2c(y)-->                          x: Px parts, kz: Py parts, y: all
+ *     --column transpose (the Px ranks with the same j)-->
+ *   x-pencils --c2c(x)-->                          ky: Px parts, kz: Py parts, x: all
+ *
+ * Backward runs the same steps in reverse. Every partition is the block
+ * partition of blockStart(); parts may be empty (e.g. nz/2+1 = 3 over Py = 4).
+ * The complex result (x-pencils) is stored ky slowest, then kz, then kx
+ * (complexOrder() = {1, 2, 0}).
+ *
+ * The transposes only move bytes; three algorithms implement them behind one
+ * interface (TransposeAlgorithm), and the result is bitwise the same whichever
+ * is used:
+ *   alltoallv — MPI_Alltoallv on the row / column communicator;
+ *   pairwise  — an ordered schedule of p-1 rounds, one MPI_Sendrecv each;
+ *   rma       — MPI-3 passive-target puts into windows allocated once, with
+ *               per-origin ready flags (sequence numbers) and unpacking in
+ *               arrival order (see pencil_fft.cpp for the protocol).
+ * chooseFastest() measures them at start-up and returns the fastest.
+ *
+ * comm == MPI_COMM_NULL is the serial mode: one rank, no MPI call at all.
+ * See docs/distributed-fft.md.
+ */
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <complex>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "core/real.h"
+
+namespace putmd
+{
+
+enum class TransposeAlgorithm
+{
+    Alltoallv,
+    Pairwise,
+    Rma
+};
+
+/* "alltoallv", "pairwise", "rma". */
+const char* transposeAlgorithmName(TransposeAlgorithm a);
+/* The inverse of transposeAlgorithmName(); nullopt for anything else. */
+std::optional<TransposeAlgorithm> parseTransposeAlgorithm(std::string_view s);
+
+/* Counters of one PencilFft3d since construction or resetStats().
+ * messages / bytes: data blocks (non-empty) sent to other ranks, not to self;
+ * the RMA algorithm's flag words are not counted. commSeconds: time in the
+ * transposes (pack, communicate, unpack, waiting); fftSeconds: time in FFTW. */
+struct FftCommStats
+{
+    long   transforms  = 0; // forward() and backward() count one each
+    long   messages    = 0;
+    long   bytes       = 0;
+    double commSeconds = 0;
+    double fftSeconds  = 0;
+};
+
+/* Block partition used everywhere: part i of n points over p parts starts at
+ * i*n/p (integer division). */
+inline int blockStart(int n, int p, int i)
+{
+    return int((long(i) * n) / p);
+}
+
+class PencilFft3d
+{
+public:
+    /* Collective over comm. comm == MPI_COMM_NULL means serial (one rank, no
+     * MPI calls at all — MPI may not even be initialised).
+     * n = {nx, ny, nz} real grid, z fastest. procGrid = {Px, Py},
+     * Px*Py == size of comm.
+     * Real space: rank with coordinates (i, j) = (rank / Py, rank % Py) owns
+     * x in [blockStart(nx,Px,i), blockStart(nx,Px,i+1)), y in
+     * [blockStart(ny,Py,j), ...), all z; stored x-major, then y, then z
+     * (z contiguous, stride exactly nz). */
+    PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2> procGrid, TransposeAlgorithm alg);
+    ~PencilFft3d();
+    PencilFft3d(const PencilFft3d&)            = delete;
+    PencilFft3d& operator=(const PencilFft3d&) = delete;
+
+    std::array<int, 3> realStart() const; // [2] is 0
+    std::array<int, 3> realSize() const;  // [2] is nz
+    real*              realData();
+
+    /* Complex space (half spectrum kz in 0..nz/2): the local block is kx in
+     * [complexStart[0], +complexSize[0]), etc. Stored with complexOrder()
+     * giving the dimensions from slowest to fastest: here always {1, 2, 0},
+     * i.e. index ((ky-ky0)*sizeZ + (kz-kz0))*sizeX + (kx-kx0), with the full
+     * kx range, ky split over Px (part i) and kz split over Py (part j). */
+    std::array<int, 3>  complexStart() const;
+    std::array<int, 3>  complexSize() const;
+    std::array<int, 3>  complexOrder() const;
+    std::complex<real>* complexData();
+
+    /* real -> complex, unnormalised, same convention as FFTW r2c 3D.
+     * realData() is left unchanged. */
+    void forward();
+    /* complex -> real, unnormalised (c2r); realData() then holds nx*ny*nz
+     * times the input of forward(). complexData() is overwritten (as FFTW's
+     * c2r overwrites its input). */
+    void backward();
+
+    const FftCommStats& stats() const;
+    void                resetStats();
+    TransposeAlgorithm  algorithm() const;
+
+    /* auto: build a plan per algorithm, time a few forward+backward pairs of
+     * each (max over ranks), return the fastest; collective; results
+     * identical on every rank. The pairs of the three algorithms are
+     * interleaved after one warm-up pair each; the score is the median over
+     * `repeats` pairs. Serial mode or one rank: Alltoallv at once (all three
+     * are then the same local copy). */
+    static TransposeAlgorithm chooseFastest(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2> procGrid,
+                                            int repeats = 3);
+
+private:
+    struct Impl; // the plans, buffers and transposes (pencil_fft.cpp)
+    std::unique_ptr<Impl> impl_;
+};
+
+/* A near-square 2D process grid for p ranks, preferring Px >= Py and
+ * divisors of the grid sizes where possible: among the factorisations
+ * Px*Py = p, the one with the smallest largest local block over the three
+ * pencil layouts (relative to a perfect split), plus a small penalty for
+ * being far from square and a smaller one for Px < Py. */
+std::array<int, 2> choosePencilGrid(int p, std::array<int, 3> n);
+
+} // namespace putmd
