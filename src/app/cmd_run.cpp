@@ -11,6 +11,7 @@
 #include "app/command_line.h"
 #include "app/commands.h"
 #include "app/input_options.h"
+#include "app/parallel_setup.h"
 #include "comm/communicator.h"
 #include "io/text.h"
 #include "run/md_runner.h"
@@ -38,6 +39,10 @@ std::vector<OptionSpec> runOptions()
     specs.push_back({ "dd", "NX NY NZ", "domain grid (default: chosen for the rank count; -dd 1 1 1 decomposes on one rank)",
                       "", false, false, 3 });
     specs.push_back({ "comm", "BACKEND", "communication backend between ranks: p2p, rma, shm or shmem", "p2p" });
+    specs.push_back({ "npme", "K", "separate PME ranks (0: PME on every rank, grid in pencils; auto: from the estimated PME cost)",
+                      "auto" });
+    specs.push_back({ "fft-transpose", "ALG", "3D-FFT transposes: alltoallv, pairwise, rma or auto (timed at start-up)",
+                      "auto" });
     specs.push_back({ "halo", "SCHEDULE", "halo exchange: staged (x, y, z pulses) or direct (every zone)", "staged" });
     specs.push_back({ "h", "", "print this help", "" });
     return specs;
@@ -139,11 +144,33 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
     }
     else
     {
-        std::unique_ptr<comm::Communicator> communicator;
+        ParallelSetup parallel;
         if (comm::Communicator::worldSize() > 1 || run.useDd)
         {
-            communicator = std::make_unique<comm::Communicator>(*backend);
-            run.comm     = communicator.get();
+            ParallelRequest request;
+            request.backend   = *backend;
+            request.npme      = opt.get("npme");
+            request.transpose = opt.get("fft-transpose");
+            parallel          = setUpParallelRun(in, request);
+            if (parallel.world->rank() == 0)
+            {
+                std::cout << parallel.description << "\n";
+            }
+            if (parallel.isPmeRank())
+            {
+                runPmeRankOf(in, parallel);
+                return 0;
+            }
+            run.comm      = &parallel.pp();
+            run.world     = parallel.world.get();
+            run.pme       = parallel.layout;
+            run.transpose = parallel.transpose;
+            run.pmeChoice = parallel.description;
+        }
+        else if (opt.get("npme") != "auto" && opt.get("npme") != "0")
+        {
+            throw InputError("putmd run: --npme " + opt.get("npme")
+                             + " needs several ranks (start putmd under mpirun with more ranks than PME ranks)");
         }
         runMd(in, run);
     }

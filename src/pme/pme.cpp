@@ -4,51 +4,11 @@
 
 #include "core/units.h"
 #include "io/mdp.h"
+#include "pme/bspline.h"
 #include "pme/grid_size.h"
 
 namespace putmd
 {
-
-namespace
-{
-
-/* B-spline weights of order p at fractional offset w in [0,1): theta[j] is
- * the weight of grid point floor(u) - p + 1 + j; dtheta its derivative. */
-void fillBspline(int order, double w, double* theta, double* dtheta)
-{
-    double data[16];
-    data[order - 1] = 0;
-    data[1]         = w;
-    data[0]         = 1 - w;
-    for (int k = 3; k <= order - 1; k++)
-    {
-        const double div = 1.0 / (k - 1);
-        data[k - 1]      = div * w * data[k - 2];
-        for (int j = 1; j <= k - 2; j++)
-        {
-            data[k - j - 1] = div * ((w + j) * data[k - j - 2] + (k - j - w) * data[k - j - 1]);
-        }
-        data[0] = div * (1 - w) * data[0];
-    }
-    dtheta[0] = -data[0];
-    for (int j = 1; j < order; j++)
-    {
-        dtheta[j] = data[j - 1] - data[j];
-    }
-    const double div = 1.0 / (order - 1);
-    data[order - 1]  = div * w * data[order - 2];
-    for (int j = 1; j <= order - 2; j++)
-    {
-        data[order - j - 1] = div * ((w + j) * data[order - j - 2] + (order - j - w) * data[order - j - 1]);
-    }
-    data[0] = div * (1 - w) * data[0];
-    for (int j = 0; j < order; j++)
-    {
-        theta[j] = data[j];
-    }
-}
-
-} // namespace
 
 PmeParameters pmeParametersFor(const Box& box, const MdpOptions& mdp, double ewaldCoeff, double epsfac)
 {
@@ -128,15 +88,9 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
     {
         for (int d = 0; d < 3; d++)
         {
-            double sfrac = x[i].x * inv(0, d) + x[i].y * inv(1, d) + x[i].z * inv(2, d);
-            sfrac -= std::floor(sfrac);
-            const double u  = sfrac * K[d];
-            int          iu = static_cast<int>(u);
-            if (iu >= K[d]) // rounding at the upper edge
-            {
-                iu = K[d] - 1;
-            }
-            fillBspline(p, u - iu, &s.theta[d][size_t(i) * p], &s.dtheta[d][size_t(i) * p]);
+            double    w  = 0;
+            const int iu = pmeGridCell(x[i], inv, d, K[d], &w);
+            fillBspline(p, w, &s.theta[d][size_t(i) * p], &s.dtheta[d][size_t(i) * p]);
             s.index[d][i] = ((iu - p + 1) % K[d] + K[d]) % K[d];
         }
         if (q[i] == 0)
@@ -164,39 +118,45 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
     }
 }
 
-double Pme::solve(const Box& box, Matrix3* virial)
+double solvePmeBlock(const PmeParameters& params, const std::array<std::vector<double>, 3>& moduli, const Box& box,
+                     std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial)
 {
-    const auto     K     = params_.gridSize;
-    const int      nzc   = fft_->complexNz();
-    auto*          data  = fft_->complexData();
-    const Matrix3& inv   = box.inverse();
-    const double   beta  = params_.ewaldCoeff;
-    const double   fac   = units::pi * units::pi / (beta * beta);
-    const double   pref  = params_.epsfac / (units::pi * box.volume());
+    const auto     K    = params.gridSize;
+    const Matrix3& inv  = box.inverse();
+    const double   beta = params.ewaldCoeff;
+    const double   fac  = units::pi * units::pi / (beta * beta);
+    const double   pref = params.epsfac / (units::pi * box.volume());
     double         energy = 0;
-    for (int kx = 0; kx < K[0]; kx++)
+    const auto&    o      = block.order;
+    int            k[3];
+    size_t         index = 0;
+    for (int a = 0; a < block.size[o[0]]; a++)
     {
-        const int mx = kx < (K[0] + 1) / 2 ? kx : kx - K[0]; // as GROMACS maps the Nyquist plane
-        for (int ky = 0; ky < K[1]; ky++)
+        k[o[0]] = block.start[o[0]] + a;
+        for (int b = 0; b < block.size[o[1]]; b++)
         {
-            const int mY = ky < (K[1] + 1) / 2 ? ky : ky - K[1];
-            for (int kz = 0; kz < nzc; kz++)
+            k[o[1]] = block.start[o[1]] + b;
+            for (int c = 0; c < block.size[o[2]]; c++, index++)
             {
-                auto& v = data[(size_t(kx) * K[1] + ky) * nzc + kz];
+                k[o[2]]         = block.start[o[2]] + c;
+                const int kx    = k[0], ky = k[1], kz = k[2];
+                auto&     v     = data[index];
                 if (kx == 0 && ky == 0 && kz == 0)
                 {
                     v = 0;
                     continue;
                 }
+                const int mx = kx < (K[0] + 1) / 2 ? kx : kx - K[0]; // as GROMACS maps the Nyquist plane
+                const int mY = ky < (K[1] + 1) / 2 ? ky : ky - K[1];
                 const int mz = kz; // kz <= K[2]/2 always in the half spectrum
                 DVec      m;
                 for (int e = 0; e < 3; e++)
                 {
                     m[e] = mx * inv(e, 0) + mY * inv(e, 1) + mz * inv(e, 2);
                 }
-                const double m2    = norm2(m);
-                const double denom = m2 * bsplineModuli_[0][kx] * bsplineModuli_[1][ky] * bsplineModuli_[2][kz];
-                const double eterm = pref * std::exp(-fac * m2) / denom;
+                const double m2     = norm2(m);
+                const double denom  = m2 * moduli[0][kx] * moduli[1][ky] * moduli[2][kz];
+                const double eterm  = pref * std::exp(-fac * m2) / denom;
                 const double weight = (kz == 0 || (K[2] % 2 == 0 && kz == K[2] / 2)) ? 1.0 : 2.0;
                 const double re = v.real(), im = v.imag();
                 const double em = 0.5 * weight * eterm * (re * re + im * im); // this m's energy
@@ -206,11 +166,11 @@ double Pme::solve(const Box& box, Matrix3* virial)
                 {
                     // -0.5 E_m (delta_ab - 2 (1 + pi^2 m^2 / beta^2) m_a m_b / m^2)
                     const double vfac = 2 * (1 + fac * m2) / m2;
-                    for (int a = 0; a < 3; a++)
+                    for (int p = 0; p < 3; p++)
                     {
-                        for (int b = 0; b < 3; b++)
+                        for (int q = 0; q < 3; q++)
                         {
-                            (*virial)(a, b) -= 0.5 * em * ((a == b ? 1.0 : 0.0) - vfac * m[a] * m[b]);
+                            (*virial)(p, q) -= 0.5 * em * ((p == q ? 1.0 : 0.0) - vfac * m[p] * m[q]);
                         }
                     }
                 }
@@ -218,6 +178,13 @@ double Pme::solve(const Box& box, Matrix3* virial)
         }
     }
     return energy;
+}
+
+double Pme::solve(const Box& box, Matrix3* virial)
+{
+    SpectrumBlock all;
+    all.size = { params_.gridSize[0], params_.gridSize[1], fft_->complexNz() };
+    return solvePmeBlock(params_, bsplineModuli_, box, fft_->complexData(), all, virial);
 }
 
 void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s, std::vector<Vec3<real>>& f)
@@ -273,15 +240,6 @@ double Pme::compute(const Box& box, const std::vector<Vec3<real>>& x, const std:
 {
     Splines splines;
     spread(box, x, charges, splines);
-    if (replication_)
-    {
-        const auto K = params_.gridSize;
-        replication_->sumGrid(fft_->realData(), size_t(K[0]) * K[1] * K[2]);
-        if (!replication_->countEnergy)
-        {
-            virial = nullptr;
-        }
-    }
     fft_->forward();
     double energy = solve(box, virial);
     fft_->backward();
@@ -290,14 +248,6 @@ double Pme::compute(const Box& box, const std::vector<Vec3<real>>& x, const std:
     for (double q : charges)
     {
         qsum += q;
-    }
-    if (replication_)
-    {
-        if (!replication_->countEnergy)
-        {
-            return 0;
-        }
-        qsum = replication_->totalCharge;
     }
     const double netChargeTerm = -params_.epsfac * units::pi * qsum * qsum
                                  / (2 * box.volume() * params_.ewaldCoeff * params_.ewaldCoeff);

@@ -48,19 +48,6 @@ public:
 
     const PmeParameters& parameters() const { return params_; }
 
-    /* Replicated PME over domain decomposition (until PME ranks exist):
-     * each rank spreads its home atoms, sumGrid adds the grids of all ranks
-     * in place, every rank solves and gathers forces on its home atoms. The
-     * energy and virial are counted on one rank only (countEnergy), and the
-     * net-charge term uses the whole system's charge. */
-    struct Replication
-    {
-        std::function<void(real* grid, size_t size)> sumGrid;
-        bool                                         countEnergy = true;
-        double                                       totalCharge = 0;
-    };
-    void setReplication(Replication r) { replication_ = std::move(r); }
-
 private:
     struct Splines; // per-atom B-spline weights and derivatives
     void   spread(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& q, Splines& s);
@@ -70,7 +57,6 @@ private:
     PmeParameters                     params_;
     std::array<std::vector<double>, 3> bsplineModuli_;
     std::unique_ptr<Fft3d>            fft_;
-    std::optional<Replication>        replication_;
 };
 
 struct MdpOptions;

@@ -1,12 +1,13 @@
 #include "run/force_calculator.h"
 
 #include "comm/communicator.h"
-#include "comm/grid_reduction.h"
 #include "domdec/domdec.h"
 #include "listed/listed.h"
 #include "nonbonded/exclusion_corrections.h"
 #include "pme/grid_size.h"
 #include "pme/pme.h"
+#include "pme/pme_distributed.h"
+#include "pme/pme_ranks.h"
 
 namespace putmd
 {
@@ -42,7 +43,7 @@ void ForceCalculator::addDispersionCorrection(const Box& box, Matrix3* virial, F
     }
 }
 
-void ForceCalculator::setDomainDecomposition(DomainDecomposition* dd, comm::Communicator* comm)
+void ForceCalculator::setDomainDecomposition(DomainDecomposition* dd, comm::Communicator* comm, const ParallelPme& pme)
 {
     dd_   = dd;
     comm_ = comm;
@@ -50,12 +51,19 @@ void ForceCalculator::setDomainDecomposition(DomainDecomposition* dd, comm::Comm
     nonlocalPairList_.setExclusionCorrections(false);
     if (pme_)
     {
-        Pme::Replication r;
-        r.sumGrid     = [comm](real* grid, size_t n) { comm::sumOverRanks(*comm, comm::Phase::Pme, std::span<real>(grid, n)); };
-        r.countEnergy = comm->rank() == 0;
-        r.totalCharge = top_.totalCharge();
-        pme_->setReplication(std::move(r));
+        pmeClient_ = pme.client;
+        if (!pmeClient_)
+        {
+            distributedPme_ = std::make_unique<DistributedPme>(pme_->parameters(), *comm,
+                                                               choosePencilGrid(comm->size(), pmeGrid_), pme.transpose,
+                                                               top_.totalCharge());
+        }
     }
+}
+
+std::array<int, 2> ForceCalculator::pmeProcessGrid() const
+{
+    return distributedPme_ ? distributedPme_->procGrid() : std::array<int, 2>{ 0, 0 };
 }
 
 void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const Box& box, bool needVirial, ForceOutput& out)
@@ -71,6 +79,10 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
         nonlocalPairList_.setPairs(other.start, other.j, rlist_);
         homeCharges_.assign(lt.charge.begin(), lt.charge.begin() + nh);
         partitionSeen_ = dd_->partitionCount();
+        if (pmeClient_)
+        {
+            pmeClient_->checkCapacity(nh);
+        }
     }
     out.f.assign(nl, Vec3<real>());
     out.energies = EnergyTerms();
@@ -78,6 +90,11 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
     Matrix3* vir = needVirial ? &out.virial : nullptr;
     xLocal_.resize(nl);
     std::copy(x.begin(), x.begin() + nh, xLocal_.begin());
+    if (pmeClient_)
+    {
+        Timed t(timers_, Stage::PmeSendX);
+        pmeClient_->send(box, std::span(x.data(), nh), homeCharges_, needVirial);
+    }
     {
         Timed t(timers_, Stage::HaloCoordinates);
         dd_->haloCoordinatesStart(xLocal_);
@@ -101,10 +118,16 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
         listed.epsfac = ic_.epsfac;
         computeListed(lt.listed, listed, xLocal_, Pbc(box), out.f, out.energies, vir);
     }
-    if (pme_)
+    if (distributedPme_)
     {
         Timed t(timers_, Stage::PmeMesh);
-        out.energies.add(EnergyTerm::CoulRecip, pme_->compute(box, x, homeCharges_, out.f, vir));
+        out.energies.add(EnergyTerm::CoulRecip, distributedPme_->compute(box, std::span(x.data(), nh), homeCharges_,
+                                                                         std::span(out.f.data(), nh), vir, timers_));
+    }
+    if (pmeClient_)
+    {
+        Timed t(timers_, Stage::PmeWaitF);
+        out.energies.add(EnergyTerm::CoulRecip, pmeClient_->receive(std::span(out.f.data(), nh), vir));
     }
     {
         Timed t(timers_, Stage::HaloForces);

@@ -18,6 +18,7 @@
 #include "core/energy_terms.h"
 #include "core/real.h"
 #include "core/vec.h"
+#include "fft/pencil_fft.h"
 #include "io/mdp.h"
 #include "nonbonded/dispersion_correction.h"
 #include "nonbonded/interaction_const.h"
@@ -29,6 +30,8 @@ namespace putmd
 {
 
 class Pme;
+class DistributedPme;
+class PmeClient;
 class DomainDecomposition;
 namespace comm
 {
@@ -62,8 +65,18 @@ public:
      * forces; energies and virial are this rank's share, to be summed over
      * ranks. The step: halo coordinates start -> pairs of home atoms ->
      * halo coordinates finish -> the other pairs, exclusion corrections,
-     * listed -> PME (replicated: grids summed over ranks) -> halo forces. */
-    void setDomainDecomposition(DomainDecomposition* dd, comm::Communicator* comm);
+     * listed -> PME -> halo forces. PME: with a PmeClient the coordinates go
+     * to the separate PME ranks first and their forces are awaited last;
+     * otherwise the PP ranks run DistributedPme among themselves (--npme 0)
+     * with this transpose algorithm. */
+    struct ParallelPme
+    {
+        TransposeAlgorithm transpose = TransposeAlgorithm::Alltoallv;
+        PmeClient*         client    = nullptr;
+    };
+    void setDomainDecomposition(DomainDecomposition* dd, comm::Communicator* comm, const ParallelPme& pme);
+    /* The PME process grid with --npme 0 ({0, 0} otherwise). */
+    std::array<int, 2> pmeProcessGrid() const;
 
     /* Times search, nonbonded, listed and PME into these (may be null). */
     void setTimers(StageTimers* timers) { timers_ = timers; }
@@ -91,6 +104,8 @@ private:
     DispersionCorrection dispCorr_;
     PairList             pairList_;
     std::unique_ptr<Pme> pme_;
+    std::unique_ptr<DistributedPme> distributedPme_;
+    PmeClient*                      pmeClient_ = nullptr;
     std::array<int, 3>   pmeGrid_{};
     double               rlist_;
     StageTimers*         timers_ = nullptr;

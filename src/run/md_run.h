@@ -100,6 +100,7 @@ private:
     // domain decomposition (null on one rank without -dd)
     comm::Communicator*                  comm_ = nullptr;
     std::unique_ptr<DomainDecomposition> dd_;
+    std::unique_ptr<PmeClient>           pmeClient_; // separate PME ranks
     bool                                 root_ = true; // writes the outputs
     ConstraintSettings                   constraintSettings_;
     std::vector<int>                     tcGroup_; // coupling group of each (home) atom

@@ -174,7 +174,7 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     forces_->setNumThreads(options_.numThreads);
     tcGroup_ = settings_.groups.groupOfAtom;
     comm_    = options_.comm;
-    if (comm_ && (comm_->size() > 1 || options_.useDd))
+    if (comm_ && (comm_->size() > 1 || options_.useDd || options_.pme.npme > 0))
     {
         if (mdp_.integrator != Integrator::Md && mdp_.integrator != Integrator::MdVv)
         {
@@ -187,7 +187,14 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
         x_.swap(xHome);
         v_.swap(vHome);
         refreshHomeAtoms();
-        forces_->setDomainDecomposition(dd_.get(), comm_);
+        ForceCalculator::ParallelPme ppme;
+        ppme.transpose = options_.transpose;
+        if (options_.pme.npme > 0 && mdp_.coulombType == CoulombType::Pme)
+        {
+            pmeClient_ = std::make_unique<PmeClient>(*options_.world, *comm_, options_.pme, dd_->numHome());
+            ppme.client = pmeClient_.get();
+        }
+        forces_->setDomainDecomposition(dd_.get(), comm_, ppme);
         root_ = comm_->rank() == 0;
     }
     openOutputs();
@@ -915,11 +922,15 @@ void MdRun::finishRun(const Progress& progress)
         writeCheckpointFile(stepsDone_, true, s.x, s.v, s.thermostat, s.barostat, s.noseHoover);
     }
     final_.box = box_;
+    if (pmeClient_)
+    {
+        pmeClient_->stop();
+    }
     if (dd_)
     {
         final_.x = dd_->gatherHome(x_);
         final_.v = dd_->gatherHome(v_);
-        final_.pmeGridSums = comm_->stats(comm::Phase::Pme).collectives;
+        final_.pmeCollectives = comm_->stats(comm::Phase::Pme).collectives;
     }
     else
     {
@@ -948,7 +959,11 @@ void MdRun::finishRun(const Progress& progress)
                                comm_->size(), describeGrid(dd_->grid()), dd_->haloDistance(),
                                options_.dd.schedule == HaloSchedule::Staged ? "staged" : "direct",
                                comm::backendName(comm_->backend())));
-        log_->line(fmt::format("Collective calls in normal steps (besides the replicated PME grid sum): {}; arena "
+        if (!options_.pmeChoice.empty())
+        {
+            log_->line(options_.pmeChoice);
+        }
+        log_->line(fmt::format("Collective calls in normal steps (besides PME's): {}; arena "
                                "growths outside search steps: {}",
                                final_.normalStepCollectives, final_.normalStepArenaGrowths));
     }
@@ -961,6 +976,12 @@ void MdRun::finishRun(const Progress& progress)
     const double nsPerDay = progress.nsPerDay(stepsDone_);
     log_->averages(averageNames_, averageSums_, averageCount_);
     log_->line("\n" + timers_.table(progress.elapsedSeconds()));
+    if (pmeClient_)
+    {
+        log_->line(fmt::format("\nThe first PME rank (world rank {}); Rest is its wait for the PP ranks' coordinates:\n",
+                               options_.pme.numPp()));
+        log_->line(pmeClient_->pmeRankTimers().table(progress.elapsedSeconds()));
+    }
     if (dd_)
     {
         log_->line(communicationTable(*comm_));

@@ -17,6 +17,7 @@
 
 #include "core/real.h"
 #include "domdec/domdec.h"
+#include "pme/pme_ranks.h"
 #include "run/system_inputs.h"
 
 namespace putmd
@@ -33,6 +34,12 @@ struct RunOptions
      * domain-decomposed; null: one rank, no decomposition. */
     comm::Communicator* comm = nullptr;
     DdOptions           dd;
+    /* PME over ranks: with separate PME ranks (pme.npme > 0) comm holds the
+     * PP ranks only and world all ranks; the PME ranks run runPmeRank. */
+    comm::Communicator* world = nullptr;
+    RankLayout          pme;
+    TransposeAlgorithm  transpose = TransposeAlgorithm::Alltoallv;
+    std::string         pmeChoice; // how npme and the transposes were chosen, for the log
     bool                useDd = false; // decompose even on one rank (-dd 1 1 1)
     /* Checkpoints: NAME.cpt every checkpointMinutes of wall time (at a
      * pair-search step; 0: at every search step; negative: none) and at the
@@ -49,11 +56,11 @@ struct MdFinalState
     std::vector<Vec3<real>> x, v; // on rank 0 (empty elsewhere) with domain decomposition
     Box                     box;
     /* Collective calls and arena growths seen in normal steps (no search,
-     * no energies, no coupling, no output), besides the replicated PME grid
-     * sum; the design says zero. */
+     * no energies, no coupling, no output), besides PME's own (its atom
+     * redistribution); the design says zero. */
     long normalStepCollectives = 0;
     long normalStepArenaGrowths = 0;
-    long pmeGridSums = 0;
+    long pmeCollectives = 0;
 };
 
 /* Runs the simulation; throws InputError for bad settings before step 0. */

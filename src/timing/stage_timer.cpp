@@ -17,6 +17,16 @@ const char* stageName(Stage s)
         case Stage::Nonbonded: return "Nonbonded";
         case Stage::Listed: return "Listed";
         case Stage::PmeMesh: return "PME mesh";
+        case Stage::PmeRedistX: return "PME redist. X";
+        case Stage::PmeSpread: return "PME spread";
+        case Stage::PmeBorder: return "PME grid comm.";
+        case Stage::PmeFft: return "PME 3D-FFT";
+        case Stage::PmeFftComm: return "PME 3D-FFT comm.";
+        case Stage::PmeSolve: return "PME solve";
+        case Stage::PmeGather: return "PME gather";
+        case Stage::PmeRedistF: return "PME redist. F";
+        case Stage::PmeSendX: return "PP->PME send X";
+        case Stage::PmeWaitF: return "Wait PME F";
         case Stage::TrajectoryOutput: return "Write traj.";
         case Stage::Coupling: return "T-coupling";
         case Stage::Update: return "Update";
@@ -30,6 +40,10 @@ const char* stageName(Stage s)
 
 bool isSubStage(Stage s)
 {
+    if (s >= Stage::PmeRedistX && s <= Stage::PmeWaitF)
+    {
+        return true;
+    }
     return s == Stage::Search || s == Stage::Nonbonded || s == Stage::Listed || s == Stage::PmeMesh
            || s == Stage::HaloCoordinates || s == Stage::HaloForces;
 }

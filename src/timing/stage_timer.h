@@ -27,6 +27,16 @@ enum class Stage
     Nonbonded,
     Listed,
     PmeMesh,
+    PmeRedistX, // inside PME mesh: atoms to the PME rank owning their grid cells
+    PmeSpread,
+    PmeBorder,  // grid border summation and fill between PME ranks
+    PmeFft,     // 3D-FFT, forward and back, including its communication
+    PmeFftComm, // inside 3D-FFT: the transposes
+    PmeSolve,
+    PmeGather,
+    PmeRedistF, // forces back to where the atoms came from
+    PmeSendX,   // PP rank: coordinates and charges to its PME rank
+    PmeWaitF,   // PP rank: waiting for the PME rank's forces
     HaloCoordinates, // inside Force: waiting for / moving halo coordinates
     HaloForces,      // inside Force: returning halo forces
     TrajectoryOutput,
@@ -48,6 +58,12 @@ public:
     {
         seconds_[static_cast<int>(s)] += seconds;
         calls_[static_cast<int>(s)]++;
+    }
+    /* Replaces a stage's totals (e.g. with another rank's). */
+    void set(Stage s, double seconds, long calls)
+    {
+        seconds_[static_cast<int>(s)] = seconds;
+        calls_[static_cast<int>(s)]   = calls;
     }
     double seconds(Stage s) const { return seconds_[static_cast<int>(s)]; }
     long   calls(Stage s) const { return calls_[static_cast<int>(s)]; }

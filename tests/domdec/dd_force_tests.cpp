@@ -10,7 +10,10 @@
  * halo schedules: backends must give identical bits, schedules agree to
  * rounding.
  *
- * Usage: putmd_dd_force_tests SYSTEM_DIR (under mpirun -np N)
+ * Usage: putmd_dd_force_tests SYSTEM_DIR [conf.gro] [--pme-layouts] (under mpirun -np N)
+ * --pme-layouts adds every PME layout that fits (npme 0, 1, 2), each with
+ * every transpose algorithm and backend.
+ * PUTMD_DD_TEST_FRAMES=N keeps only the first N of the three frames.
  */
 #include <cmath>
 #include <cstdio>
@@ -24,6 +27,8 @@
 #include "comm/communicator.h"
 #include "core/random.h"
 #include "domdec/domdec.h"
+#include "nonbonded/interaction_const.h"
+#include "pme/pme_ranks.h"
 #include "run/force_calculator.h"
 #include "run/system_inputs.h"
 
@@ -87,19 +92,53 @@ Result serial(const SystemInputs& in, const std::vector<RVec>& x, double rlist)
     return r;
 }
 
-/* Decomposed forces for each coordinate set, repartitioning in between. */
-std::vector<Result> decomposed(comm::Communicator& comm, const SystemInputs& in,
-                               const std::vector<std::vector<RVec>>& frames, double rlist, HaloSchedule schedule)
+/* How PME is spread over the ranks. */
+struct PmeLayout
+{
+    int                npme      = 0;
+    TransposeAlgorithm transpose = TransposeAlgorithm::Alltoallv;
+};
+
+/* Decomposed forces for each coordinate set, repartitioning in between.
+ * With separate PME ranks the last npme ranks serve the others and return
+ * empty results. */
+std::vector<Result> decomposed(comm::Communicator& world, const SystemInputs& in,
+                               const std::vector<std::vector<RVec>>& frames, double rlist, HaloSchedule schedule,
+                               const PmeLayout& layout = {})
 {
     DdOptions options;
     options.schedule = schedule;
-    const Box&          box = in.coordinates.box;
+    const Box& box   = in.coordinates.box;
+    RankLayout ranks;
+    ranks.worldSize = world.size();
+    ranks.npme      = layout.npme;
+    std::unique_ptr<comm::Communicator> group;
+    if (layout.npme > 0)
+    {
+        group = world.split(ranks.isPme(world.rank()) ? 1 : 0);
+        if (ranks.isPme(world.rank()))
+        {
+            const InteractionConst ic = makeInteractionConst(in.mdp);
+            runPmeRank(world, *group, ranks, pmeParametersFor(box, in.mdp, ic.ewaldCoeff, ic.epsfac),
+                       layout.transpose, in.topology.totalCharge());
+            return std::vector<Result>(frames.size());
+        }
+    }
+    comm::Communicator& comm = group ? *group : world;
     DomainDecomposition dd(comm, in.topology, frames[0], box, rlist, options);
     ForceCalculator     fc(in.topology, in.mdp, box, rlist);
-    fc.setDomainDecomposition(&dd, &comm);
     std::vector<Result> results;
     std::vector<RVec>   xHome, vHome;
     dd.distribute(frames[0], {}, box, xHome, vHome);
+    std::unique_ptr<PmeClient>   client;
+    ForceCalculator::ParallelPme ppme;
+    ppme.transpose = layout.transpose;
+    if (layout.npme > 0)
+    {
+        client      = std::make_unique<PmeClient>(world, comm, ranks, dd.numHome());
+        ppme.client = client.get();
+    }
+    fc.setDomainDecomposition(&dd, &comm, ppme);
     for (size_t k = 0; k < frames.size(); k++)
     {
         if (k > 0)
@@ -132,6 +171,10 @@ std::vector<Result> decomposed(comm::Communicator& comm, const SystemInputs& in,
         r.pairs = static_cast<long>(sums.back());
         results.push_back(std::move(r));
     }
+    if (client)
+    {
+        client->stop();
+    }
     return results;
 }
 
@@ -146,22 +189,25 @@ double relativeForceDifference(const std::vector<RVec>& a, const std::vector<RVe
     return diff / std::sqrt(norm / a.size());
 }
 
-void compare(const Result& got, const Result& want, double tol, const std::string& label, bool comparePairs)
+/* Returns the largest relative difference seen (forces, energies, virial). */
+double compare(const Result& got, const Result& want, double tol, const std::string& label, bool comparePairs)
 {
     if (comm::Communicator::worldRank() != 0)
     {
-        return;
+        return 0;
     }
     check(got.f.size() == want.f.size(), label + ": gathered force count");
     if (got.f.size() != want.f.size())
     {
-        return;
+        return 1;
     }
     const double df = relativeForceDifference(got.f, want.f);
+    double       worst = df;
     check(df < tol, fmt::format("{}: largest force difference {:.3e} of the RMS force (bar {:.0e})", label, df, tol));
     for (int t = 0; t < numEnergyTerms; t++)
     {
         const double e = want.energies[t], g = got.energies[t];
+        worst          = std::max(worst, std::abs(g - e) / std::max(1.0, std::abs(e)));
         check(std::abs(g - e) <= tol * std::max(1.0, std::abs(e)),
               fmt::format("{}: {} {:.12g} vs {:.12g}", label, energyTermName(static_cast<EnergyTerm>(t)), g, e));
     }
@@ -169,6 +215,9 @@ void compare(const Result& got, const Result& want, double tol, const std::strin
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++)
             vmax = std::max(vmax, std::abs(want.virial(a, b)));
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            worst = std::max(worst, std::abs(got.virial(a, b) - want.virial(a, b)) / std::max(1.0, vmax));
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++)
             check(std::abs(got.virial(a, b) - want.virial(a, b)) <= tol * std::max(1.0, vmax),
@@ -180,6 +229,7 @@ void compare(const Result& got, const Result& want, double tol, const std::strin
         check(std::abs(got.pairs - want.pairs) <= std::max(2L, want.pairs / 1000000),
               fmt::format("{}: {} pairs in the ranks' lists, {} in the single-rank list", label, got.pairs, want.pairs));
     }
+    return worst;
 }
 
 bool bitwiseEqual(const Result& a, const Result& b)
@@ -208,14 +258,28 @@ int main(int argc, char** argv)
     comm::Communicator::initialize(&argc, &argv);
     if (argc < 2)
     {
-        std::fprintf(stderr, "usage: putmd_dd_force_tests SYSTEM_DIR [conf.gro]\n");
+        std::fprintf(stderr, "usage: putmd_dd_force_tests SYSTEM_DIR [conf.gro] [--pme-layouts]\n");
         comm::Communicator::finalize();
         return 2;
     }
     const std::string dir = argv[1];
     InputPaths        paths;
     paths.topology    = dir + "/topol.top";
-    paths.coordinates = dir + "/" + (argc > 2 ? argv[2] : "conf.gro");
+    // --pme-layouts: also every PME layout (npme 0, 1, 2) x transposes x backends
+    bool        pmeLayouts = false;
+    std::string coordinates = "conf.gro";
+    for (int i = 2; i < argc; i++)
+    {
+        if (std::string(argv[i]) == "--pme-layouts")
+        {
+            pmeLayouts = true;
+        }
+        else
+        {
+            coordinates = argv[i];
+        }
+    }
+    paths.coordinates = dir + "/" + coordinates;
     paths.mdp         = dir + "/md.mdp";
     SystemInputs in   = loadSystem(paths);
     const double rlist = std::max(in.mdp.rcoulomb, in.mdp.rvdw) + 0.1;
@@ -232,16 +296,33 @@ int main(int argc, char** argv)
     const Topology&                top = in.topology;
     std::vector<std::vector<RVec>> frames{ x0, displaced(top, x0, shift, 0, 1),
                                            displaced(top, displaced(top, x0, shift, 0, 1), RVec(), 0.08, 7) };
+    // PUTMD_DD_TEST_FRAMES=1: only the input frame (for large systems in sweeps)
+    if (const char* nf = std::getenv("PUTMD_DD_TEST_FRAMES"); nf && std::atoi(nf) >= 1 && size_t(std::atoi(nf)) < frames.size())
+    {
+        frames.resize(std::atoi(nf));
+    }
     std::vector<Result>            want;
     for (const auto& f : frames)
     {
         want.push_back(serial(in, f, rlist));
     }
     const double tol = 1e-9;
+    const double haloDistance = rlist + 2 * makeUpdateGroups(top, x0, box).maxRadius;
+    auto         decomposable = [&](int ranks) {
+        try
+        {
+            chooseDdGrid(box, ranks, haloDistance, std::nullopt);
+            return true;
+        }
+        catch (const std::exception&)
+        {
+            return false;
+        }
+    };
     std::map<std::string, std::vector<Result>> staged;
     for (auto backend : { comm::Backend::P2p, comm::Backend::Rma, comm::Backend::Shm, comm::Backend::Shmem })
     {
-        if (!comm::backendAvailable(backend))
+        if (!comm::backendAvailable(backend) || !decomposable(comm::Communicator::worldSize()))
         {
             continue;
         }
@@ -286,6 +367,81 @@ int main(int argc, char** argv)
             }
         }
     }
+    // PME layouts: npme 0 (pencils over all ranks) and separate PME ranks,
+    // each with every transpose algorithm (p2p) and every backend
+    // (alltoallv); within a layout every variant must give the same bits.
+    const int n             = comm::Communicator::worldSize();
+    int       layoutsTested = 0;
+    for (int npme = 0; pmeLayouts && npme <= std::min(2, n / 2); npme++)
+    {
+        if (!decomposable(n - npme))
+        {
+            if (comm::Communicator::worldRank() == 0)
+            {
+                std::printf("npme %d: %d PP ranks cannot decompose this box; layout skipped\n", npme, n - npme);
+            }
+            continue;
+        }
+        layoutsTested++;
+        std::vector<std::pair<comm::Backend, TransposeAlgorithm>> variants;
+        for (auto t : { TransposeAlgorithm::Alltoallv, TransposeAlgorithm::Pairwise, TransposeAlgorithm::Rma })
+        {
+            variants.push_back({ comm::Backend::P2p, t });
+        }
+        for (auto b : { comm::Backend::Rma, comm::Backend::Shm, comm::Backend::Shmem })
+        {
+            if (comm::backendAvailable(b) && (npme == 0 || comm::backendSupportsSubgroups(b)))
+            {
+                variants.push_back({ b, TransposeAlgorithm::Alltoallv });
+            }
+        }
+        std::vector<Result> first;
+        double              worst = 0;
+        int                 ran   = 0;
+        for (const auto& [backend, transpose] : variants)
+        {
+            if (npme == 0 && backend != comm::Backend::P2p && transpose == TransposeAlgorithm::Alltoallv)
+            {
+                continue; // the backend loop above ran these
+            }
+            comm::Communicator world(backend);
+            const std::string  name = fmt::format("{} ranks, npme {}, {} backend, {} transposes", n, npme,
+                                                  comm::backendName(backend), transposeAlgorithmName(transpose));
+            try
+            {
+                const auto got = decomposed(world, in, frames, rlist, HaloSchedule::Staged, { npme, transpose });
+                if (world.rank() != 0)
+                {
+                    continue;
+                }
+                for (size_t k = 0; k < frames.size(); k++)
+                {
+                    worst = std::max(worst, compare(got[k], want[k], tol, fmt::format("{} {}, frame {}", dir, name, k), true));
+                    if (!first.empty())
+                    {
+                        check(bitwiseEqual(got[k], first[k]),
+                              fmt::format("{}: frame {} differs in some bit from the first variant of this layout", name, k));
+                    }
+                }
+                if (first.empty())
+                {
+                    first = got;
+                }
+                ran++;
+            }
+            catch (const std::exception& e)
+            {
+                check(false, name + ": " + e.what());
+            }
+        }
+        if (comm::Communicator::worldRank() == 0)
+        {
+            std::printf("npme %d (%d PP ranks): %d variants (backends x transposes), %zu frames each, largest relative "
+                        "difference from one rank %.2e\n",
+                        npme, n - npme, ran, frames.size(), worst);
+        }
+    }
+    check(decomposable(n) || layoutsTested > 0, fmt::format("{} ranks cannot decompose this box in any layout tested", n));
     const int myFailures = failures;
     if (comm::Communicator::worldRank() == 0)
     {

@@ -1,0 +1,166 @@
+#include "app/parallel_setup.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/units.h"
+#include "domdec/dd_grid.h"
+#include "domdec/update_groups.h"
+#include "io/text.h"
+#include "nonbonded/interaction_const.h"
+#include "pme/grid_size.h"
+#include "pme/pme.h"
+#include "core/error.h"
+
+namespace putmd
+{
+
+namespace
+{
+
+int parseNpme(const std::string& value, int worldSize)
+{
+    const auto n = tryParseInt(value);
+    if (!n || *n < 0 || *n > worldSize / 2)
+    {
+        throw InputError(fmt::format("putmd run: --npme '{}' is not usable with {} ranks; valid: auto or 0..{} (at most "
+                                     "half the ranks, so that every PME rank serves at least one PP rank)",
+                                     value, worldSize, worldSize / 2));
+    }
+    return static_cast<int>(*n);
+}
+
+} // namespace
+
+ParallelSetup setUpParallelRun(const SystemInputs& in, const ParallelRequest& request)
+{
+    ParallelSetup s;
+    s.world                = std::make_unique<comm::Communicator>(request.backend);
+    const int        n     = s.world->size();
+    const MdpOptions& mdp  = in.mdp;
+    const bool       isPme = mdp.coulombType == CoulombType::Pme;
+    s.layout.worldSize     = n;
+
+    std::optional<TransposeAlgorithm> transpose;
+    if (request.transpose != "auto")
+    {
+        transpose = parseTransposeAlgorithm(request.transpose);
+        if (!transpose)
+        {
+            throw InputError("putmd run: --fft-transpose '" + request.transpose
+                             + "' is not an algorithm; valid: alltoallv, pairwise, rma, auto");
+        }
+    }
+    if (!isPme)
+    {
+        if (request.npme != "auto" && request.npme != "0")
+        {
+            throw InputError(mdp.where("coulombtype"), "--npme " + request.npme
+                                                           + " needs coulombtype = PME; without PME there is nothing "
+                                                             "for PME ranks to do (use --npme 0 or leave it out)");
+        }
+        s.description = "PME: none (coulombtype is not PME)";
+        return s;
+    }
+    const PmeGridChoice grid = choosePmeGrid(in.coordinates.box, mdp);
+    std::string         why;
+    std::vector<Vec3<real>> x(in.coordinates.x.begin(), in.coordinates.x.end());
+    const double            halo = std::max(mdp.rcoulomb, mdp.rvdw) + 0.1
+                        + 2 * makeUpdateGroups(in.topology, x, in.coordinates.box).maxRadius;
+    // why numPp ranks cannot decompose the box (empty: they can)
+    auto ddProblem = [&](int numPp) -> std::string {
+        try
+        {
+            chooseDdGrid(in.coordinates.box, numPp, halo, std::nullopt);
+            return {};
+        }
+        catch (const std::exception& e)
+        {
+            return e.what();
+        }
+    };
+    if (request.npme == "auto")
+    {
+        const double rc           = std::max(mdp.rcoulomb, mdp.rvdw);
+        const double density      = in.topology.numAtoms / in.coordinates.box.volume();
+        const double pairsPerAtom = 0.5 * density * 4.0 / 3.0 * units::pi * rc * rc * rc;
+        auto         usable       = [&](int numPp) {
+            if (numPp < n && !comm::backendSupportsSubgroups(request.backend))
+            {
+                return false; // shmem: no separate PME ranks
+            }
+            return ddProblem(numPp).empty();
+        };
+        const NpmeChoice c = chooseNpme(n, in.topology.numAtoms, pairsPerAtom, grid.n, mdp.pmeOrder, usable);
+        s.layout.npme      = c.npme;
+        why                = "automatic: " + c.reason;
+    }
+    else
+    {
+        s.layout.npme = parseNpme(request.npme, n);
+        why           = "from --npme";
+        if (s.layout.npme > 0)
+        {
+            const std::string problem = ddProblem(n - s.layout.npme);
+            if (!problem.empty())
+            {
+                throw InputError(fmt::format("putmd run: --npme {} leaves {} PP ranks of {}, and {}", s.layout.npme,
+                                             n - s.layout.npme, n, problem));
+            }
+        }
+    }
+    if (s.layout.npme > 0 && !comm::backendSupportsSubgroups(request.backend))
+    {
+        throw InputError(fmt::format("putmd run: --comm {} cannot be used with separate PME ranks (--npme {}): OpenSHMEM "
+                                     "allocates symmetric memory on all ranks at once; use --comm rma or shm, or --npme 0",
+                                     comm::backendName(request.backend), s.layout.npme));
+    }
+    if (s.layout.npme > 0)
+    {
+        const bool pme = s.layout.isPme(s.world->rank());
+        s.group        = s.world->split(pme ? 1 : 0);
+    }
+    comm::Communicator& pmeGroup = s.layout.npme > 0 ? *s.group : *s.world;
+    const bool          pmeSide  = s.layout.npme == 0 || s.layout.isPme(s.world->rank());
+    const int           pmeRanks = s.layout.npme > 0 ? s.layout.npme : n;
+    const auto          pencils  = choosePencilGrid(pmeRanks, grid.n);
+    std::string         howTranspose = "from --fft-transpose";
+    if (transpose)
+    {
+        s.transpose = *transpose;
+    }
+    else if (pmeRanks == 1)
+    {
+        s.transpose  = TransposeAlgorithm::Alltoallv;
+        howTranspose = "one PME rank: no transposes";
+    }
+    else
+    {
+        // only the PME ranks time the algorithms; the PP ranks never transpose
+        if (pmeSide)
+        {
+            s.transpose = PencilFft3d::chooseFastest(pmeGroup.mpiComm(), grid.n, pencils);
+        }
+        // and tell the PP ranks, for the log
+        const long chosen = s.world->maxLong(comm::Phase::Setup, pmeSide ? static_cast<long>(s.transpose) : -1);
+        s.transpose       = static_cast<TransposeAlgorithm>(chosen);
+        howTranspose = "automatic: the fastest of alltoallv, pairwise and rma timed at start-up";
+    }
+    s.description = fmt::format("PME: {} ({}); pencil grid {}x{} on {} rank{}, grid {}x{}x{}; 3D-FFT transposes: {} ({})",
+                                s.layout.npme == 0 ? std::string("on every rank (--npme 0)")
+                                                   : fmt::format("{} separate PME rank{} (--npme {})", s.layout.npme,
+                                                                 s.layout.npme > 1 ? "s" : "", s.layout.npme),
+                                why, pencils[0], pencils[1], pmeRanks, pmeRanks > 1 ? "s" : "", grid.n[0], grid.n[1],
+                                grid.n[2], transposeAlgorithmName(s.transpose), howTranspose);
+    return s;
+}
+
+void runPmeRankOf(const SystemInputs& in, ParallelSetup& setup)
+{
+    const InteractionConst ic     = makeInteractionConst(in.mdp);
+    const PmeParameters    params = pmeParametersFor(in.coordinates.box, in.mdp, ic.ewaldCoeff, ic.epsfac);
+    runPmeRank(*setup.world, *setup.group, setup.layout, params, setup.transpose, in.topology.totalCharge());
+}
+
+} // namespace putmd

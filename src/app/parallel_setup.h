@@ -1,0 +1,44 @@
+/* app/parallel_setup.h — how the ranks of `putmd run` divide the work:
+ * the communicators, --npme (separate PME ranks or PME on every rank) and
+ * the 3D-FFT transpose algorithm, each chosen or checked here, once.
+ */
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "comm/communicator.h"
+#include "fft/pencil_fft.h"
+#include "pme/pme_ranks.h"
+#include "run/md_runner.h"
+#include "run/system_inputs.h"
+
+namespace putmd
+{
+
+struct ParallelRequest
+{
+    comm::Backend backend   = comm::Backend::P2p;
+    std::string   npme      = "auto"; // --npme: auto or a count
+    std::string   transpose = "auto"; // --fft-transpose
+};
+
+struct ParallelSetup
+{
+    std::unique_ptr<comm::Communicator> world;
+    std::unique_ptr<comm::Communicator> group; // PP or PME ranks (null with npme 0: use world)
+    RankLayout                          layout;
+    TransposeAlgorithm                  transpose = TransposeAlgorithm::Alltoallv;
+    std::string                         description; // the choices and why, for the log and stdout
+    bool isPmeRank() const { return layout.isPme(world->rank()); }
+    comm::Communicator& pp() { return group ? *group : *world; }
+};
+
+/* Collective over all ranks. Throws InputError for bad --npme or
+ * --fft-transpose values. */
+ParallelSetup setUpParallelRun(const SystemInputs& in, const ParallelRequest& request);
+
+/* The PME rank's part of `putmd run`. */
+void runPmeRankOf(const SystemInputs& in, ParallelSetup& setup);
+
+} // namespace putmd

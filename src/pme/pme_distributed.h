@@ -1,0 +1,106 @@
+/* pme/pme_distributed.h — PME over several ranks: the grid cut into 2D
+ * pencils, atoms redistributed by grid position, a distributed 3D FFT.
+ *
+ * The ranks of a communicator (all ranks with --npme 0, the PME ranks
+ * otherwise) form a Px x Py process grid. Rank (i, j) = (rank / Py,
+ * rank % Py) owns the real-space grid columns x in [X_i, X_i+1) and rows
+ * y in [Y_j, Y_j+1), all z, where X_i = i K1 / Px (integer division; sizes
+ * need not divide, and a rank may own nothing). One computation:
+ *
+ *  1. redistribution X: each atom goes to the rank owning the grid cell its
+ *     position falls in (x, y); coordinates and charges out, one
+ *     MPI_Alltoall of counts and one MPI_Alltoallv of data;
+ *  2. spread: B-splines of order p reach p-1 points below an atom's cell,
+ *     so a rank spreads into its block extended by p-1 planes below in x
+ *     and p-1 rows below in y (z is whole, wrapped locally);
+ *  3. border summation: the extended planes go to the ranks owning them
+ *     and are added there, first along x (whole extended rows, so corners
+ *     travel on), then along y (owned planes only). The owner is looked up
+ *     per plane, so a thin block whose border spans several ranks, or a
+ *     process row of one rank (a periodic self-sum), takes the same path;
+ *  4. the distributed r2c FFT (fft/pencil_fft.h), the solve on this rank's
+ *     block of the half spectrum (pme/bspline.h, the same arithmetic as the
+ *     one-rank reference in pme.h), the c2r FFT;
+ *  5. border fill, the reverse of 3 (y, then x): extended planes get the
+ *     owners' potential values;
+ *  6. gather forces on the redistributed atoms, and redistribution F: the
+ *     forces go back to where the atoms came from, in their input order.
+ *
+ * Every sum is done in a fixed order (sources in rank order), so a fixed
+ * layout gives the same bits whichever transpose algorithm moves the FFT
+ * data. The reference Pme (pme.h) stays the plain twin the tests compare to.
+ */
+#pragma once
+
+#include <array>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "core/box.h"
+#include "core/real.h"
+#include "core/vec.h"
+#include "fft/pencil_fft.h"
+#include "pme/pme.h"
+#include "timing/stage_timer.h"
+
+namespace putmd
+{
+
+class DistributedPme
+{
+public:
+    /* Collective over comm. procGrid {Px, Py} with Px * Py = comm.size().
+     * totalCharge: the whole system's net charge (for the background term). */
+    DistributedPme(const PmeParameters& params, comm::Communicator& comm, std::array<int, 2> procGrid,
+                   TransposeAlgorithm transpose, double totalCharge);
+    ~DistributedPme();
+
+    /* Collective over the communicator. Adds the reciprocal forces on this
+     * rank's atoms x (charges q) to f. Returns this rank's share of the
+     * energy (the shares of all ranks add up to the reciprocal energy; rank 0
+     * holds the net-charge term) and adds its share of the virial to *virial
+     * when not null. */
+    double compute(const Box& box, std::span<const Vec3<real>> x, std::span<const double> q,
+                   std::span<Vec3<real>> f, Matrix3* virial, StageTimers* timers = nullptr);
+
+    std::array<int, 2>   procGrid() const { return procGrid_; }
+    const PencilFft3d&   fft() const { return *fft_; }
+    const PmeParameters& parameters() const { return params_; }
+
+private:
+    struct BorderPlan;
+    void redistributeX(const Box& box, std::span<const Vec3<real>> x, std::span<const double> q);
+    void redistributeF(std::span<Vec3<real>> f);
+    void spread(const Box& box);
+    void gather(const Box& box);
+    void borderExchange(int dim, bool sum);
+    real* slabPointer(int dim, int slab, int part);
+
+    PmeParameters                      params_;
+    comm::Communicator&                comm_;
+    std::array<int, 2>                 procGrid_;
+    int                                pi_ = 0, pj_ = 0; // this rank's process-grid coordinates
+    double                             totalCharge_;
+    std::array<std::vector<double>, 3> moduli_;
+    std::unique_ptr<PencilFft3d>       fft_;
+    std::array<std::vector<int>, 2>    owner_;      // owning process index of each grid x / y
+    std::array<int, 2>                 own0_{}, ownSize_{}; // owned range in x and y
+    std::array<int, 2>                 ext_{};      // extended sizes (owned + p - 1)
+    std::vector<real>                  grid_;       // ext x ext y x nz
+    std::unique_ptr<BorderPlan>        border_[2];
+
+    // redistribution state of the current computation
+    std::vector<int>        sendCounts_, recvCounts_, sendDispl_, recvDispl_;
+    std::vector<int>        destOf_;      // destination rank of each input atom
+    std::vector<int>        slotOf_;      // position of each input atom in its destination's block
+    std::vector<double>     sendBuf_, recvBuf_;
+    std::vector<Vec3<real>> xMine_;       // the atoms this rank spreads
+    std::vector<double>     qMine_;
+    std::vector<Vec3<real>> fMine_;
+    std::vector<int>        cell_[3];
+    std::vector<double>     theta_[3], dtheta_[3];
+};
+
+} // namespace putmd

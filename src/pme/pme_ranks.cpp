@@ -1,0 +1,353 @@
+#include "pme/pme_ranks.h"
+
+#include <mpi.h>
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "pme/pme_distributed.h"
+
+namespace putmd
+{
+
+namespace
+{
+
+enum MessageKind : int
+{
+    kCoordinates = 0,
+    kReplan      = 1,
+    kStop        = 2
+};
+
+constexpr int kTimersTag = 901;
+
+std::size_t capacityFor(int homeAtoms)
+{
+    return static_cast<std::size_t>(1.25 * homeAtoms) + 32;
+}
+
+void writeHeader(std::byte* dst, const double (&h)[PmeMessageLayout::kHeaderDoubles])
+{
+    std::memcpy(dst, h, PmeMessageLayout::kHeaderBytes);
+}
+
+} // namespace
+
+std::vector<int> RankLayout::ppRanksOf(int pmeIndex) const
+{
+    std::vector<int> out;
+    for (int r = 0; r < numPp(); r++)
+    {
+        if (pmeRankOf(r) == numPp() + pmeIndex)
+        {
+            out.push_back(r);
+        }
+    }
+    return out;
+}
+
+NpmeChoice chooseNpme(int worldSize, long numAtoms, double pairsPerAtom, std::array<int, 3> pmeGrid, int pmeOrder,
+                      const std::function<bool(int numPp)>& ppRanksUsable)
+{
+    NpmeChoice c;
+    if (worldSize < 2)
+    {
+        c.reason = "one rank";
+        return c;
+    }
+    // Relative costs per step, in the time of one pair interaction within
+    // the cut-off, as measured on this engine (rnase-amber-cubic on one
+    // core, docs/performance.md): a pair ~25 ns; spreading plus gathering
+    // ~4.5 ns per atom and spline point (p^3 of them), 0.18 pairs; the
+    // forward and backward FFT with the solve ~14 ns per grid point, 0.56.
+    const double gridPoints = double(pmeGrid[0]) * pmeGrid[1] * pmeGrid[2];
+    const double pp         = double(numAtoms) * pairsPerAtom;
+    const double pme        = double(numAtoms) * 0.18 * pmeOrder * pmeOrder * pmeOrder + gridPoints * 0.56;
+    const double fraction = pme / (pp + pme);
+    // npme 0: everything divided over all ranks, plus the PME transposes and
+    // redistribution (about 10 % of the PME work per extra rank, as measured
+    // on 2-8 ranks here); npme K: PP and PME run side by side, the slower
+    // side sets the pace.
+    double bestTime = (pp + pme) / worldSize + 0.1 * pme * (worldSize - 1) / worldSize;
+    int    best     = 0;
+    for (int k = 1; k <= worldSize / 2; k++)
+    {
+        const double t = std::max(pp / (worldSize - k), pme / k);
+        if (t < bestTime && ppRanksUsable(worldSize - k))
+        {
+            bestTime = t;
+            best     = k;
+        }
+    }
+    c.npme   = best;
+    c.reason = fmt::format("estimated PME share of the work {:.0f}% ({:.3g} pair-equivalents of PME per step "
+                           "against {:.3g} of pairs); npme {} gives the shortest estimated step",
+                           100 * fraction, pme, pp, best);
+    return c;
+}
+
+PmeClient::PmeClient(comm::Communicator& world, comm::Communicator& pp, const RankLayout& layout, int homeAtoms) :
+    world_(world), pp_(pp), layout_(layout)
+{
+    toPme_ = world.makeExchange(comm::Phase::Pme);
+    toPp_  = world.makeExchange(comm::Phase::Pme);
+    plan(capacityFor(homeAtoms));
+}
+
+PmeClient::~PmeClient() = default;
+
+void PmeClient::plan(std::size_t capacity)
+{
+    capacity_             = capacity;
+    const int          me = world_.rank();
+    const comm::SendLink toPme{ layout_.pmeRankOf(me), PmeMessageLayout::toPmeBytes(capacity) };
+    const int            from = layout_.pmeRankOf(me);
+    toPme_->plan(std::span(&toPme, 1), {});
+    toPp_->plan({}, std::span(&from, 1));
+}
+
+void PmeClient::checkCapacity(int homeAtoms)
+{
+    const bool tooSmall = static_cast<std::size_t>(homeAtoms) > capacity_;
+    if (pp_.maxLong(comm::Phase::Pme, tooSmall ? 1 : 0) == 0)
+    {
+        return;
+    }
+    double h[PmeMessageLayout::kHeaderDoubles] = {};
+    h[0]                                       = kReplan;
+    writeHeader(toPme_->sendBuffer(0).data(), h);
+    toPme_->setSendSize(0, PmeMessageLayout::kHeaderBytes);
+    toPme_->start();
+    toPme_->finish();
+    plan(std::max(capacity_, capacityFor(homeAtoms)));
+}
+
+void PmeClient::send(const Box& box, std::span<const Vec3<real>> x, std::span<const double> q, bool needVirial)
+{
+    if (x.size() > capacity_)
+    {
+        throw std::logic_error("PmeClient::send: " + std::to_string(x.size()) + " atoms exceed the planned capacity "
+                               + std::to_string(capacity_) + " (checkCapacity was not called at the search step)");
+    }
+    std::byte* buf                             = toPme_->sendBuffer(0).data();
+    double     h[PmeMessageLayout::kHeaderDoubles] = {};
+    h[0]                                       = kCoordinates;
+    h[1]                                       = double(x.size());
+    h[2]                                       = needVirial ? 1 : 0;
+    for (int a = 0; a < 3; a++)
+    {
+        for (int b = 0; b < 3; b++)
+        {
+            h[3 + 3 * a + b] = box.vectors()(a, b);
+        }
+    }
+    writeHeader(buf, h);
+    std::memcpy(buf + PmeMessageLayout::kHeaderBytes, x.data(), x.size() * 3 * sizeof(real));
+    std::memcpy(buf + PmeMessageLayout::kHeaderBytes + PmeMessageLayout::xBytes(x.size()), q.data(),
+                q.size() * sizeof(double));
+    toPme_->setSendSize(0, PmeMessageLayout::toPmeBytes(x.size()));
+    toPme_->start();
+    toPp_->start();
+    sent_ = x.size();
+}
+
+double PmeClient::receive(std::span<Vec3<real>> f, Matrix3* virial)
+{
+    toPme_->finish();
+    toPp_->finish();
+    const std::byte* buf = toPp_->recvBuffer(0).data();
+    double           h[PmeMessageLayout::kHeaderDoubles];
+    std::memcpy(h, buf, PmeMessageLayout::kHeaderBytes);
+    if (static_cast<std::size_t>(h[1]) != sent_)
+    {
+        throw std::logic_error(fmt::format("PmeClient::receive: the PME rank returned {} forces for {} atoms", h[1], sent_));
+    }
+    std::vector<Vec3<real>> forces(sent_);
+    std::memcpy(forces.data(), buf + PmeMessageLayout::kHeaderBytes, sent_ * 3 * sizeof(real));
+    for (std::size_t a = 0; a < sent_ && a < f.size(); a++)
+    {
+        f[a] += forces[a];
+    }
+    if (pp_.rank() != 0)
+    {
+        return 0;
+    }
+    if (virial)
+    {
+        for (int a = 0; a < 3; a++)
+        {
+            for (int b = 0; b < 3; b++)
+            {
+                (*virial)(a, b) += h[2 + 3 * a + b];
+            }
+        }
+    }
+    return h[0];
+}
+
+void PmeClient::stop()
+{
+    if (stopped_)
+    {
+        return;
+    }
+    double h[PmeMessageLayout::kHeaderDoubles] = {};
+    h[0]                                       = kStop;
+    writeHeader(toPme_->sendBuffer(0).data(), h);
+    toPme_->setSendSize(0, PmeMessageLayout::kHeaderBytes);
+    toPme_->start();
+    toPme_->finish();
+    stopped_ = true;
+    if (world_.rank() == 0)
+    {
+        constexpr int n = static_cast<int>(Stage::Count);
+        double        buf[2 * n];
+        MPI_Recv(buf, 2 * n, MPI_DOUBLE, layout_.numPp(), kTimersTag, world_.mpiComm(), MPI_STATUS_IGNORE);
+        for (int s = 0; s < n; s++)
+        {
+            pmeTimers_.set(static_cast<Stage>(s), buf[s], static_cast<long>(buf[n + s]));
+        }
+    }
+}
+
+PmeRankResult runPmeRank(comm::Communicator& world, comm::Communicator& pme, const RankLayout& layout,
+                         const PmeParameters& params, TransposeAlgorithm transpose, double totalCharge)
+{
+    PmeRankResult          result;
+    auto                   toPme   = world.makeExchange(comm::Phase::Pme);
+    auto                   toPp    = world.makeExchange(comm::Phase::Pme);
+    const std::vector<int> ppRanks = layout.ppRanksOf(pme.rank());
+    const int              links   = static_cast<int>(ppRanks.size());
+    auto planBoth = [&] {
+        toPme->plan({}, ppRanks);
+        std::vector<comm::SendLink> sends;
+        for (int k = 0; k < links; k++)
+        {
+            const std::size_t cap = PmeMessageLayout::atomsForToPme(toPme->recvBytes(k));
+            sends.push_back({ ppRanks[k], PmeMessageLayout::toPpBytes(cap) });
+        }
+        toPp->plan(sends, {});
+    };
+    planBoth();
+    DistributedPme dpme(params, pme, choosePencilGrid(pme.size(), params.gridSize), transpose, totalCharge);
+
+    std::vector<Vec3<real>> x, f;
+    std::vector<double>     q;
+    std::vector<std::size_t> counts(links);
+    while (true)
+    {
+        toPme->start();
+        toPme->finish();
+        int kinds[3] = { 0, 0, 0 };
+        std::vector<std::array<double, PmeMessageLayout::kHeaderDoubles>> headers(links);
+        for (int k = 0; k < links; k++)
+        {
+            std::memcpy(headers[k].data(), toPme->recvBuffer(k).data(), PmeMessageLayout::kHeaderBytes);
+            const int kind = static_cast<int>(headers[k][0]);
+            if (kind < 0 || kind > 2)
+            {
+                throw std::runtime_error("PME rank: a message of unknown kind " + std::to_string(kind) + " from PP rank "
+                                         + std::to_string(ppRanks[k]));
+            }
+            kinds[kind]++;
+        }
+        // every PP rank takes the same path at the same step (they agree at
+        // search steps), and every PME rank serves at least one PP rank
+        if (kinds[kStop] > 0 || kinds[kReplan] > 0)
+        {
+            if (kinds[kStop] != links && kinds[kReplan] != links)
+            {
+                throw std::runtime_error("PME rank: its PP ranks disagree about stopping or replanning");
+            }
+            if (kinds[kStop] == links)
+            {
+                break;
+            }
+            planBoth();
+            continue;
+        }
+        x.clear();
+        q.clear();
+        Box  box;
+        bool needVirial = false;
+        for (int k = 0; k < links; k++)
+        {
+            const auto&            h    = headers[k];
+            const std::size_t      n    = static_cast<std::size_t>(h[1]);
+            const std::byte*       data = toPme->recvBuffer(k).data();
+            counts[k]                   = n;
+            const std::size_t      at   = x.size();
+            x.resize(at + n);
+            q.resize(at + n);
+            std::memcpy(x.data() + at, data + PmeMessageLayout::kHeaderBytes, n * 3 * sizeof(real));
+            std::memcpy(q.data() + at, data + PmeMessageLayout::kHeaderBytes + PmeMessageLayout::xBytes(n),
+                        n * sizeof(double));
+            needVirial = h[2] != 0;
+            Matrix3 v;
+            for (int a = 0; a < 3; a++)
+            {
+                for (int b = 0; b < 3; b++)
+                {
+                    v(a, b) = h[3 + 3 * a + b];
+                }
+            }
+            box = Box(v);
+        }
+        f.assign(x.size(), Vec3<real>());
+        Matrix3 virial;
+        double  energy = 0;
+        {
+            Timed t(&result.timers, Stage::PmeMesh);
+            energy = dpme.compute(box, x, q, f, needVirial ? &virial : nullptr, &result.timers);
+        }
+        double  ev[10] = { energy };
+        for (int a = 0; a < 3; a++)
+        {
+            for (int b = 0; b < 3; b++)
+            {
+                ev[1 + 3 * a + b] = virial(a, b);
+            }
+        }
+        if (needVirial)
+        {
+            pme.sumInRankOrder(comm::Phase::Pme, ev);
+        }
+        std::size_t at = 0;
+        for (int k = 0; k < links; k++)
+        {
+            std::byte* buf                             = toPp->sendBuffer(k).data();
+            double     h[PmeMessageLayout::kHeaderDoubles] = {};
+            h[0]                                       = needVirial ? ev[0] : 0.0;
+            h[1]                                       = double(counts[k]);
+            for (int i = 0; i < 9; i++)
+            {
+                h[2 + i] = needVirial ? ev[1 + i] : 0.0;
+            }
+            writeHeader(buf, h);
+            std::memcpy(buf + PmeMessageLayout::kHeaderBytes, f.data() + at, counts[k] * 3 * sizeof(real));
+            toPp->setSendSize(k, PmeMessageLayout::toPpBytes(counts[k]));
+            at += counts[k];
+        }
+        toPp->start();
+        toPp->finish();
+        result.computations++;
+    }
+    if (pme.rank() == 0)
+    {
+        constexpr int n = static_cast<int>(Stage::Count);
+        double        buf[2 * n];
+        for (int s = 0; s < n; s++)
+        {
+            buf[s]     = result.timers.seconds(static_cast<Stage>(s));
+            buf[n + s] = double(result.timers.calls(static_cast<Stage>(s)));
+        }
+        MPI_Send(buf, 2 * n, MPI_DOUBLE, 0, kTimersTag, world.mpiComm());
+    }
+    return result;
+}
+
+} // namespace putmd
