@@ -4,7 +4,8 @@
 # inputs, 2-8 ranks; each run checks npme 0, 1, 2 where the PP ranks can cut
 # the box, every transpose algorithm and every backend, against one rank
 # (1e-9) and bitwise within a layout. Prints one line per layout.
-# usage: bench/validation/pme_layouts.sh [BUILD_DIR] [SYSTEMS] [RANKS]
+# usage: [SYSTEMS_ROOT=DIR] bench/validation/pme_layouts.sh [BUILD_DIR] [SYSTEMS] [RANKS]
+# (water-spce-96k ships without md.mdp in tests/data: SYSTEMS_ROOT=../shared/systems)
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$here/build}
@@ -16,7 +17,7 @@ for s in $systems; do
   [ "$s" = water-spce-96k ] && frames=1   # 98k atoms: the input frame only
   for n in $ranks; do
     out=$(PUTMD_DD_TEST_FRAMES=$frames mpirun --oversubscribe -np "$n" "$build/bin/putmd_dd_force_tests" \
-          "$here/tests/data/systems/$s" 2>&1)
+          "${SYSTEMS_ROOT:-$here/tests/data/systems}/$s" --pme-layouts 2>&1)
     status=$(echo "$out" | grep -o "all checks passed\|FAILED" | tail -1)
     echo "$out" | grep "^npme" | sed "s/^/$s, $n ranks: /"
     echo "$s, $n ranks: ${status:-no result} ($frames frame(s))"
