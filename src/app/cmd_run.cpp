@@ -36,6 +36,8 @@ std::vector<OptionSpec> runOptions()
                       "15" });
     specs.push_back({ "cpi", "CPT", "continue the run saved in this checkpoint (appending to its output files)", "" });
     specs.push_back({ "noappend", "", "with -cpi: start new output files instead of appending", "" });
+    specs.push_back({ "perf", "JSON", "write the performance report (stage timings over ranks, communication) as JSON "
+                                      "(docs/performance-report.md)", "" });
     specs.push_back({ "dd", "NX NY NZ", "domain grid (default: chosen for the rank count; -dd 1 1 1 decomposes on one rank)",
                       "", false, false, 3 });
     specs.push_back({ "comm", "BACKEND", "communication backend between ranks: p2p, rma, shm or shmem", "p2p" });
@@ -91,6 +93,7 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
     }
     run.checkpointMinutes = *cpt;
     run.continueFrom      = opt.get("cpi");
+    run.perfJson          = opt.get("perf");
     run.append            = !opt.has("noappend");
     if (opt.has("noappend") && run.continueFrom.empty())
     {

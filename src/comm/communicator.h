@@ -41,6 +41,8 @@
 #include <string_view>
 #include <vector>
 
+#include "comm/message_sizes.h"
+
 namespace putmd::comm
 {
 
@@ -85,6 +87,19 @@ struct PhaseStats
     long   barriers        = 0; // barriers (explicit or inside another call)
     long   arenaGrowths    = 0; // times exposed memory grew
     long   plans           = 0; // plans built
+    long   oneSidedSyncs   = 0; // one-sided synchronisations: the flag put/store that completes each message
+                                // of the rma, shm and shmem backends (0 with p2p)
+    MessageSizes sizes;         // histogram and largest of the messages counted in `messages`
+
+    /* Counts one point-to-point message of this many bytes (messages,
+     * bytes and the size histogram together: the one place they are
+     * counted). */
+    void recordMessage(long nbytes)
+    {
+        messages++;
+        bytes += nbytes;
+        sizes.record(nbytes);
+    }
 };
 
 class Exchange;

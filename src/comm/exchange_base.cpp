@@ -340,8 +340,18 @@ void ExchangeBase::start()
     }
     inFlight_     = true;
     PhaseStats& s = comm_.at(phase_);
-    s.messages += remoteSendLinks_;
-    s.bytes += remoteSendBytes_;
+    const int self = comm_.rank;
+    for (const Link& l : sends_)
+    {
+        if (l.peer != self)
+        {
+            s.recordMessage(static_cast<long>(l.used));
+        }
+    }
+    if (comm_.backend != Backend::P2p)
+    {
+        s.oneSidedSyncs += remoteSendLinks_;
+    }
     s.transferSeconds += nowSeconds() - t0;
 }
 

@@ -39,6 +39,7 @@
 #include <optional>
 #include <string_view>
 
+#include "comm/message_sizes.h"
 #include "core/real.h"
 
 namespace putmd
@@ -65,6 +66,7 @@ struct FftCommStats
     long   transforms  = 0; // forward() and backward() count one each
     long   messages    = 0;
     long   bytes       = 0;
+    comm::MessageSizes sizes; // histogram of those blocks' sizes
     double commSeconds = 0;
     double fftSeconds  = 0;
 };

@@ -151,6 +151,10 @@ protected:
     {
         stats.messages += t.messages;
         stats.bytes += t.bytes;
+        for (long b : t.messageBytes)
+        {
+            stats.sizes.record(b);
+        }
     }
 
     MPI_Comm         comm_;

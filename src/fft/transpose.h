@@ -61,6 +61,7 @@ struct TransposePlan
     std::vector<long> sendOffset, recvOffset; // complex elements into the packed buffers (self: unused)
     long              sendTotal = 0, recvTotal = 0; // elements exchanged with other ranks
     long              messages = 0, bytes = 0;      // non-empty blocks to other ranks, their bytes
+    std::vector<long> messageBytes;                 // the size of each of those blocks
     std::vector<int>  mpiSendCounts, mpiSendDispls, mpiRecvCounts, mpiRecvDispls; // in reals; self 0
     /* rma: byte offset in peer k's window where this rank's block for k goes,
      * per parity (exchanged once when the transport is built). */
@@ -124,6 +125,7 @@ TransposePlan makeTransposePlan(int p, int me, FromOf fromOf, ToOf toOf)
         {
             ++t.messages;
             t.bytes += t.send[k].volume() * long(sizeof(Complex));
+            t.messageBytes.push_back(t.send[k].volume() * long(sizeof(Complex)));
         }
     }
     return t;

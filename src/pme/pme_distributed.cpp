@@ -213,8 +213,7 @@ void DistributedPme::borderExchange(int dim, bool sum)
         requests.emplace_back();
         MPI_Isend(outBuf[k].data(), static_cast<int>(outBuf[k].size()), mpiReal(), rankOf(sends[k].peer), tag,
                   comm_.mpiComm(), &requests.back());
-        stats.messages++;
-        stats.bytes += static_cast<long>(outBuf[k].size() * sizeof(real));
+        stats.recordMessage(static_cast<long>(outBuf[k].size() * sizeof(real)));
     }
     if (!requests.empty())
     {
@@ -324,8 +323,7 @@ void DistributedPme::redistributeX(const Box& box, std::span<const Vec3<real>> x
         rd[r] = recvDispl_[r] * kPer;
         if (r != comm_.rank() && sendCounts_[r] > 0)
         {
-            stats.messages++;
-            stats.bytes += long(sc[r]) * 8;
+            stats.recordMessage(long(sc[r]) * 8);
         }
     }
     const int total = recvDispl_[P];
@@ -375,8 +373,7 @@ void DistributedPme::redistributeF(std::span<Vec3<real>> f)
         rd[r] = sendDispl_[r] * kPer;
         if (r != comm_.rank() && recvCounts_[r] > 0)
         {
-            stats.messages++;
-            stats.bytes += long(sc[r]) * 8;
+            stats.recordMessage(long(sc[r]) * 8);
         }
     }
     sendBuf_.resize(size_t(sendDispl_[P]) * kPer);
@@ -519,7 +516,7 @@ double DistributedPme::compute(const Box& box, std::span<const Vec3<real>> x, st
                         fr + (size_t(i) * ownSize_[1] + j) * nz);
         }
     }
-    const double comm0 = fft_->stats().commSeconds;
+    const FftCommStats fft0 = fft_->stats();
     {
         Timed t(timers, Stage::PmeFft);
         fft_->forward();
@@ -537,9 +534,22 @@ double DistributedPme::compute(const Box& box, std::span<const Vec3<real>> x, st
         Timed t(timers, Stage::PmeFft);
         fft_->backward();
     }
-    if (timers)
+    if (timers && stageTimingEnabled())
     {
-        timers->add(Stage::PmeFftComm, fft_->stats().commSeconds - comm0);
+        timers->add(Stage::PmeFftComm, fft_->stats().commSeconds - fft0.commSeconds);
+    }
+    {
+        // The transposes' messages count as PME traffic (their time is in
+        // the PME 3D-FFT comm. row, not in the phase's transfer/wait).
+        const FftCommStats& fft1  = fft_->stats();
+        comm::PhaseStats&   stats = comm_.mutableStats(comm::Phase::Pme);
+        stats.messages += fft1.messages - fft0.messages;
+        stats.bytes += fft1.bytes - fft0.bytes;
+        for (int b = 0; b < comm::MessageSizes::kBins; b++)
+        {
+            stats.sizes.bins[b] += fft1.sizes.bins[b] - fft0.sizes.bins[b];
+        }
+        stats.sizes.largest = std::max(stats.sizes.largest, fft1.sizes.largest);
     }
     for (int i = 0; i < ownSize_[0]; i++)
     {

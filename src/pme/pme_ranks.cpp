@@ -204,13 +204,10 @@ void PmeClient::stop()
     stopped_ = true;
     if (world_.rank() == 0)
     {
-        constexpr int n = static_cast<int>(Stage::Count);
-        double        buf[2 * n];
-        MPI_Recv(buf, 2 * n, MPI_DOUBLE, layout_.numPp(), kTimersTag, world_.mpiComm(), MPI_STATUS_IGNORE);
-        for (int s = 0; s < n; s++)
-        {
-            pmeTimers_.set(static_cast<Stage>(s), buf[s], static_cast<long>(buf[n + s]));
-        }
+        std::vector<double> buf(StageTimers::kSerialSize);
+        MPI_Recv(buf.data(), StageTimers::kSerialSize, MPI_DOUBLE, layout_.numPp(), kTimersTag, world_.mpiComm(),
+                 MPI_STATUS_IGNORE);
+        pmeTimers_ = StageTimers::deserialize(buf);
     }
 }
 
@@ -338,14 +335,8 @@ PmeRankResult runPmeRank(comm::Communicator& world, comm::Communicator& pme, con
     }
     if (pme.rank() == 0)
     {
-        constexpr int n = static_cast<int>(Stage::Count);
-        double        buf[2 * n];
-        for (int s = 0; s < n; s++)
-        {
-            buf[s]     = result.timers.seconds(static_cast<Stage>(s));
-            buf[n + s] = double(result.timers.calls(static_cast<Stage>(s)));
-        }
-        MPI_Send(buf, 2 * n, MPI_DOUBLE, 0, kTimersTag, world.mpiComm());
+        const std::vector<double> buf = result.timers.serialize();
+        MPI_Send(buf.data(), StageTimers::kSerialSize, MPI_DOUBLE, 0, kTimersTag, world.mpiComm());
     }
     return result;
 }

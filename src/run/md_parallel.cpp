@@ -51,6 +51,7 @@ void MdRun::reduce(std::span<double> values) const
 {
     if (dd_)
     {
+        Timed t(&timers_, Stage::EnergyReduction);
         comm_->sumInRankOrder(comm::Phase::Energies, values);
     }
 }
@@ -105,22 +106,6 @@ long MdRun::growthCount() const
         }
     }
     return n;
-}
-
-/* The communication table (rank 0's own counts) for the log. */
-std::string communicationTable(const comm::Communicator& comm)
-{
-    std::string out = "     C O M M U N I C A T I O N   (rank 0)\n\n";
-    out += fmt::format(" {:<11}{:>10}{:>14}{:>12}{:>12}{:>12}{:>10}{:>9}\n", "Phase", "Messages", "Bytes", "Transfer s",
-                       "Wait s", "Collective", "Barrier", "Growth");
-    for (int p = 0; p < static_cast<int>(comm::Phase::Count); p++)
-    {
-        const auto& st = comm.stats(static_cast<comm::Phase>(p));
-        out += fmt::format(" {:<11}{:>10}{:>14}{:>12.4f}{:>12.4f}{:>12}{:>10}{:>9}\n",
-                           comm::phaseName(static_cast<comm::Phase>(p)), st.messages, st.bytes, st.transferSeconds,
-                           st.waitSeconds, st.collectives, st.barriers, st.arenaGrowths);
-    }
-    return out;
 }
 
 } // namespace putmd::md_detail

@@ -5,7 +5,8 @@
  *   md_checkpoint.cpp writing checkpoints and continuing from one;
  *   md_checks.cpp     blow-up checks and the last good frame;
  *   md_parallel.cpp   what domain decomposition adds: home-atom arrays,
- *                     reductions, collective counts, the communication table.
+ *                     reductions, collective counts (the performance report
+ *                     with the communication table is timing/perf_report.h).
  */
 #pragma once
 
@@ -39,8 +40,6 @@ inline bool every(long step, int interval)
 
 /* A seed from the clock (seed -1) differs between ranks: use rank 0's. */
 uint64_t agreedSeed(comm::Communicator* comm, uint64_t seed);
-/* The communication table (rank 0's own counts) for the log. */
-std::string communicationTable(const comm::Communicator& comm);
 
 class MdRun
 {
@@ -91,7 +90,7 @@ private:
     std::vector<int>            xtcAtoms_; // compressed-x-grps; empty: all atoms
     std::vector<RVec>           xtcBuffer_;
     std::unique_ptr<TrrWriter>  trr_;
-    StageTimers                 timers_;
+    mutable StageTimers         timers_; // mutable: the const reduce() times itself
     std::vector<std::string>    averageNames_;
     std::vector<double>         averageSums_;
     long                        averageCount_ = 0;

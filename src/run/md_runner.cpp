@@ -3,6 +3,8 @@
  * run (see md_run.h for the other files of MdRun). */
 #include "run/md_runner.h"
 #include "run/md_run.h"
+#include "timing/perf_report.h"
+#include "io/atomic_file.h"
 
 #include <algorithm>
 #include <cmath>
@@ -937,6 +939,8 @@ void MdRun::finishRun(const Progress& progress)
         final_.x = x_;
         final_.v = v_;
     }
+    PerfInputs perf = gatherPerfInputs(dd_ ? comm_ : nullptr, timers_, progress.elapsedSeconds(),
+                                       pmeClient_ ? options_.world : nullptr);
     if (!root_)
     {
         return;
@@ -973,21 +977,27 @@ void MdRun::finishRun(const Progress& progress)
     {
         log_->line(fmt::format("Run stopped at step {} of {}: {}", stepsDone_, nsteps_, stopReason_));
     }
-    const double nsPerDay = progress.nsPerDay(stepsDone_);
     log_->averages(averageNames_, averageSums_, averageCount_);
-    log_->line("\n" + timers_.table(progress.elapsedSeconds()));
+    perf.steps       = stepsDone_;
+    perf.dtPs        = mdp_.dt;
+    perf.atoms       = top_.numAtoms;
+    perf.threads     = std::max(1, options_.numThreads);
+    perf.hasComm     = dd_ != nullptr;
+    perf.backend     = dd_ ? comm::backendName(comm_->backend()) : "";
+    perf.commandLine = options_.commandLine;
     if (pmeClient_)
     {
-        log_->line(fmt::format("\nThe first PME rank (world rank {}); Rest is its wait for the PP ranks' coordinates:\n",
-                               options_.pme.numPp()));
-        log_->line(pmeClient_->pmeRankTimers().table(progress.elapsedSeconds()));
+        perf.pmeRank     = pmeClient_->pmeRankTimers();
+        perf.numPmeRanks = options_.pme.npme;
     }
-    if (dd_)
+    log_->line("\n" + perfLogText(perf));
+    if (!options_.perfJson.empty())
     {
-        log_->line(communicationTable(*comm_));
+        writeFileAtomically(options_.perfJson, perfJson(perf).dump(2) + "\n");
+        log_->line("Performance report written to " + options_.perfJson);
     }
     log_->line(fmt::format("Wall time {:.2f} s for {} steps", progress.elapsedSeconds(), stepsDone_));
-    log_->line(fmt::format("Performance: {:.3f} ns/day {:.3f} hour/ns", nsPerDay, nsPerDay > 0 ? 24 / nsPerDay : 0));
+    log_->line(performanceLine(perf));
 }
 
 } // namespace md_detail

@@ -48,6 +48,9 @@ struct RunOptions
     double      checkpointMinutes = 15;
     std::string continueFrom;
     bool        append = true;
+    /* -perf: the performance report as JSON (docs/perf-schema.json),
+     * written atomically by rank 0 at the end; "" for none. */
+    std::string perfJson;
 };
 
 /* The state after the last step (what NAME.gro holds, at full precision). */

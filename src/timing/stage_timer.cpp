@@ -1,6 +1,8 @@
 #include "timing/stage_timer.h"
 
-#include <fmt/format.h>
+#include <cstdlib>
+#include <cstring>
+
 
 namespace putmd
 {
@@ -33,6 +35,7 @@ const char* stageName(Stage s)
         case Stage::Constraints: return "Constraints";
         case Stage::EnergyOutput: return "Energies";
         case Stage::Checkpoint: return "Write checkpoint";
+        case Stage::EnergyReduction: return "Energy reduction";
         case Stage::Count: break;
     }
     return "?";
@@ -48,32 +51,52 @@ bool isSubStage(Stage s)
            || s == Stage::HaloCoordinates || s == Stage::HaloForces;
 }
 
-std::string StageTimers::table(double total) const
+Stage parentStage(Stage s)
 {
-    std::string out = "     R E A L   T I M E   A C C O U N T I N G\n\n";
-    out += fmt::format(" {:<20}{:>12}{:>14}{:>10}\n", "Stage", "Calls", "Wall t (s)", "%");
-    out += " " + std::string(55, '-') + "\n";
-    double accounted = 0;
-    for (int i = 0; i < static_cast<int>(Stage::Count); i++)
+    if (s >= Stage::PmeRedistX && s <= Stage::PmeRedistF)
     {
-        const Stage s = static_cast<Stage>(i);
-        if (calls_[i] == 0)
-        {
-            continue;
-        }
-        if (!isSubStage(s))
-        {
-            accounted += seconds_[i];
-        }
-        const std::string name = isSubStage(s) ? std::string("  ") + stageName(s) : stageName(s);
-        out += fmt::format(" {:<20}{:>12}{:>14.3f}{:>10.1f}\n", name, calls_[i], seconds_[i],
-                           total > 0 ? 100 * seconds_[i] / total : 0.0);
+        return s == Stage::PmeFftComm ? Stage::PmeFft : Stage::PmeMesh;
     }
-    out += fmt::format(" {:<20}{:>12}{:>14.3f}{:>10.1f}\n", "Rest", "", total - accounted,
-                       total > 0 ? 100 * (total - accounted) / total : 0.0);
-    out += " " + std::string(55, '-') + "\n";
-    out += fmt::format(" {:<20}{:>12}{:>14.3f}{:>10.1f}\n", "Total", "", total, 100.0);
+    return isSubStage(s) ? Stage::Force : s;
+}
+
+bool isWorkStage(Stage s)
+{
+    return s == Stage::Search || s == Stage::Nonbonded || s == Stage::Listed || s == Stage::PmeMesh
+           || s == Stage::Update || s == Stage::Constraints || s == Stage::Coupling;
+}
+
+bool stageTimingEnabled()
+{
+    static const bool enabled = [] {
+        const char* v = std::getenv("PUTMD_TIMING");
+        return !(v && std::strcmp(v, "minimal") == 0);
+    }();
+    return enabled;
+}
+
+std::vector<double> StageTimers::serialize() const
+{
+    std::vector<double> out(kSerialSize);
+    for (int i = 0; i < kStages; i++)
+    {
+        out[i]               = seconds_[i];
+        out[kStages + i]     = cycles_[i];
+        out[2 * kStages + i] = double(calls_[i]);
+    }
     return out;
+}
+
+StageTimers StageTimers::deserialize(std::span<const double> data)
+{
+    StageTimers t;
+    for (int i = 0; i < kStages && 3 * kStages <= static_cast<int>(data.size()); i++)
+    {
+        t.seconds_[i] = data[i];
+        t.cycles_[i]  = data[kStages + i];
+        t.calls_[i]   = static_cast<long>(data[2 * kStages + i]);
+    }
+    return t;
 }
 
 } // namespace putmd

@@ -2,18 +2,30 @@
  * step, in the manner of GROMACS's "real cycle and time accounting".
  *
  * Each stage of the MD step is an enum value; a scoped Timed object adds the
- * time between its construction and destruction to its stage. Nested
- * stages are allowed (the force stage contains nonbonded, listed and PME
- * rows, which are shown indented and are not added again to the total).
- * The cost is two steady_clock reads per stage and step. The table goes at
- * the end of the log. Multi-rank statistics, cycles and the communication
- * table come with the parallel code.
+ * time (steady_clock) and cycles (the time-stamp counter on x86-64, 0
+ * elsewhere) between its construction and destruction to its stage. Sub-
+ * stages (isSubStage: the force stage's nonbonded, listed and PME rows) are
+ * shown indented and are not added again to the total. A top-level stage
+ * opened inside another top-level stage (e.g. the energy reduction inside
+ * the energy output, or repartitioning inside the force stage) is taken out
+ * of the outer one, so the top-level rows never count a second twice.
+ * The cost is two clock and two counter reads per stage and step.
+ *
+ * PUTMD_TIMING=minimal in the environment turns every Timed into a no-op
+ * (only the run's total wall time is measured), to measure what the
+ * accounting itself costs. The multi-rank report is timing/perf_report.h.
  */
 #pragma once
 
 #include <array>
 #include <chrono>
-#include <string>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <x86intrin.h>
+#endif
 
 namespace putmd
 {
@@ -44,49 +56,112 @@ enum class Stage
     Update,
     Constraints,
     EnergyOutput,
-    Checkpoint, // writing NAME.cpt
+    Checkpoint,      // writing NAME.cpt
+    EnergyReduction, // summing energies, kinetic energy and virial over ranks
     Count
 };
 
 const char* stageName(Stage s);
 bool        isSubStage(Stage s); // part of another stage's time
+/* The stage a sub-stage's time is part of (itself for a top-level stage). */
+Stage parentStage(Stage s);
+/* Stages that are computation (not communication or waiting): their spread
+ * over ranks is the load imbalance. */
+bool isWorkStage(Stage s);
+
+/* The CPU's cycle counter (0 where there is none). */
+inline uint64_t cycleCounter()
+{
+#if defined(__x86_64__) || defined(_M_X64)
+    return __rdtsc();
+#else
+    return 0;
+#endif
+}
+
+/* False when PUTMD_TIMING=minimal (read once). */
+bool stageTimingEnabled();
 
 class StageTimers
 {
 public:
-    void add(Stage s, double seconds)
+    static constexpr int kStages = static_cast<int>(Stage::Count);
+
+    void add(Stage s, double seconds, double cycles = 0)
     {
         seconds_[static_cast<int>(s)] += seconds;
+        cycles_[static_cast<int>(s)] += cycles;
         calls_[static_cast<int>(s)]++;
     }
+    /* Takes time out of a stage without counting a call (a nested
+     * top-level stage's time). */
+    void remove(Stage s, double seconds, double cycles)
+    {
+        seconds_[static_cast<int>(s)] -= seconds;
+        cycles_[static_cast<int>(s)] -= cycles;
+    }
     /* Replaces a stage's totals (e.g. with another rank's). */
-    void set(Stage s, double seconds, long calls)
+    void set(Stage s, double seconds, long calls, double cycles = 0)
     {
         seconds_[static_cast<int>(s)] = seconds;
         calls_[static_cast<int>(s)]   = calls;
+        cycles_[static_cast<int>(s)]  = cycles;
     }
     double seconds(Stage s) const { return seconds_[static_cast<int>(s)]; }
+    double cycles(Stage s) const { return cycles_[static_cast<int>(s)]; }
     long   calls(Stage s) const { return calls_[static_cast<int>(s)]; }
 
-    /* The table: stage, calls, seconds, percent of total; "Rest" is the
-     * total minus the top-level stages. */
-    std::string table(double totalSeconds) const;
+    /* kSerialSize doubles (seconds, cycles, calls of every stage) for
+     * sending to another rank, and back. */
+    static constexpr int kSerialSize = 3 * kStages;
+    std::vector<double> serialize() const;
+    static StageTimers  deserialize(std::span<const double> data);
+
+    /* The open top-level stages (Timed keeps this up to date). */
+    std::vector<Stage>& openStages() { return open_; }
 
 private:
-    std::array<double, static_cast<int>(Stage::Count)> seconds_{};
-    std::array<long, static_cast<int>(Stage::Count)>   calls_{};
+    std::array<double, kStages> seconds_{};
+    std::array<double, kStages> cycles_{};
+    std::array<long, kStages>   calls_{};
+    std::vector<Stage>          open_;
 };
 
-/* Adds its lifetime to a stage (no-op when timers is null). */
+/* Adds its lifetime to a stage (no-op when timers is null or timing is
+ * minimal). A top-level stage nested in another top-level stage is
+ * subtracted from the outer one. */
 class Timed
 {
 public:
-    Timed(StageTimers* timers, Stage s) : timers_(timers), stage_(s), start_(std::chrono::steady_clock::now()) {}
-    ~Timed()
+    Timed(StageTimers* timers, Stage s) : timers_(stageTimingEnabled() ? timers : nullptr), stage_(s)
     {
         if (timers_)
         {
-            timers_->add(stage_, std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+            start_  = std::chrono::steady_clock::now();
+            cycles_ = cycleCounter();
+            if (!isSubStage(s))
+            {
+                timers_->openStages().push_back(s);
+            }
+        }
+    }
+    ~Timed()
+    {
+        if (!timers_)
+        {
+            return;
+        }
+        const double   dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+        const double   dc = double(cycleCounter() - cycles_);
+        timers_->add(stage_, dt, dc);
+        if (!isSubStage(stage_))
+        {
+            auto& open = timers_->openStages();
+            open.pop_back();
+            if (!open.empty())
+            {
+                timers_->remove(open.back(), dt, dc);
+            }
         }
     }
     Timed(const Timed&)            = delete;
@@ -95,7 +170,8 @@ public:
 private:
     StageTimers*                          timers_;
     Stage                                 stage_;
-    std::chrono::steady_clock::time_point start_;
+    std::chrono::steady_clock::time_point start_{};
+    uint64_t                              cycles_ = 0;
 };
 
 } // namespace putmd

@@ -1,0 +1,63 @@
+/* timing/perf_report.h — the performance report at the end of a run: the
+ * cycle and time accounting over all PP ranks (per stage: ranks, threads,
+ * calls, average wall time, giga-cycles summed over ranks, percent, min and
+ * max over ranks, imbalance), the first PME rank's rows when PME runs on
+ * separate ranks, the load-imbalance summary with a hint, the communication
+ * per phase (summed over PP ranks) with message-size histograms, and the
+ * performance line. The same data go to JSON for `-perf FILE.json`; the
+ * format is docs/perf-schema.json, documented in docs/performance-report.md.
+ */
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "comm/communicator.h"
+#include "timing/stage_timer.h"
+
+namespace putmd
+{
+
+/* Above this share of the wall time lost to imbalance the log prints a hint. */
+constexpr double kImbalanceHintPercent = 5.0;
+
+struct PerfInputs
+{
+    std::vector<StageTimers> ppRanks;       // every PP rank's timers, in rank order
+    std::vector<double>      ppWallSeconds; // every PP rank's wall time of the run
+    std::optional<StageTimers> pmeRank;     // the first PME rank's timers (separate PME ranks)
+    int         numPmeRanks = 0;
+    int         threads     = 1; // threads per PP rank
+    long        steps       = 0;
+    double      dtPs        = 0;
+    long        atoms       = 0;
+    bool        hasComm     = false; // domain decomposition: the communication table is meaningful
+    std::array<comm::PhaseStats, static_cast<int>(comm::Phase::Count)> comm{}; // summed over PP ranks
+    std::string backend;     // communication backend name ("" without decomposition)
+    std::string commandLine; // for the JSON
+};
+
+/* Collective over comm (when not null): every PP rank's timers, wall time
+ * and communication statistics to rank 0 (Phase::Setup gather). On other
+ * ranks the result has empty ppRanks. alsoCounted: another communicator
+ * whose statistics this rank adds to its own (the world communicator that
+ * carries PP <-> PME traffic with separate PME ranks). */
+PerfInputs gatherPerfInputs(comm::Communicator* comm, const StageTimers& mine, double wallSeconds,
+                            const comm::Communicator* alsoCounted = nullptr);
+
+/* The log's tables and lines (accounting, imbalance and hint,
+ * communication), without the final Performance line. */
+std::string perfLogText(const PerfInputs& in);
+/* "Performance: X ns/day Y hour/ns Z atom-steps/s". */
+std::string performanceLine(const PerfInputs& in);
+/* The JSON document described by docs/perf-schema.json. */
+nlohmann::json perfJson(const PerfInputs& in);
+
+/* Machine name of a stage in the JSON ("nonbonded", "pme_mesh", ...). */
+const char* stageKey(Stage s);
+
+} // namespace putmd

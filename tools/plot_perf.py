@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Figures from putmd performance reports (`putmd run -perf FILE.json`).
+
+    tools/plot_perf.py [-o DIR] [--prefix NAME] FILE.json [FILE.json ...]
+
+writes, under DIR (default: the current directory):
+  NAME-stages.png     stage breakdown (average seconds per step over the PP
+                      ranks, top-level stages stacked) per run, ordered by
+                      rank count
+  NAME-scaling.png    ns/day and parallel efficiency against the rank count
+                      (efficiency relative to the run with fewest ranks:
+                      (P_N / N) / (P_1 / N_1), N counting PP and PME ranks)
+  NAME-messages.png   message-size histograms per communication phase (one
+                      panel per run that has communication)
+NAME defaults to "perf". Needs Python 3 and matplotlib (Debian:
+python3-matplotlib); the JSON format is docs/perf-schema.json.
+"""
+import argparse
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def load(paths):
+    runs = []
+    for p in paths:
+        with open(p) as f:
+            d = json.load(f)
+        if d.get("format") != "putmd-perf":
+            sys.exit(f"{p}: not a putmd performance report (format {d.get('format')!r})")
+        d["_path"] = p
+        d["_ranks"] = d["ranks"]["pp"] + d["ranks"]["pme"]
+        runs.append(d)
+    runs.sort(key=lambda d: (d["_ranks"], d["_path"]))
+    return runs
+
+
+def label(d):
+    r = d["ranks"]
+    s = f"{r['pp']} PP"
+    if r["pme"]:
+        s += f"+{r['pme']} PME"
+    return s
+
+
+def stages_figure(runs, path):
+    keys = []  # top-level stages in first-seen order
+    names = {}
+    for d in runs:
+        for s in d["stages"]:
+            if s["parent"] is None and s["key"] not in keys:
+                keys.append(s["key"])
+                names[s["key"]] = s["name"]
+    keys.append("rest")
+    names["rest"] = "Rest"
+    fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(runs) + 3), 4.5))
+    bottoms = [0.0] * len(runs)
+    cmap = plt.get_cmap("tab20")
+    for i, k in enumerate(keys):
+        vals = []
+        for d in runs:
+            steps = max(1, d["steps"])
+            if k == "rest":
+                v = max(0.0, d["rest_seconds"])
+            else:
+                v = sum(s["seconds_avg"] for s in d["stages"] if s["key"] == k)
+            vals.append(1e3 * v / steps)
+        ax.bar(range(len(runs)), vals, bottom=bottoms, color=cmap(i % 20), label=names[k])
+        bottoms = [b + v for b, v in zip(bottoms, vals)]
+    ax.set_xticks(range(len(runs)))
+    ax.set_xticklabels([label(d) for d in runs])
+    ax.set_ylabel("ms per step (average over PP ranks)")
+    ax.set_title("Where the time goes")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def scaling_figure(runs, path):
+    n = [d["_ranks"] for d in runs]
+    p = [d["performance"]["ns_per_day"] for d in runs]
+    fig, ax1 = plt.subplots(figsize=(6, 4.5))
+    ax1.plot(n, p, "o-", color="tab:blue")
+    ax1.set_xlabel("ranks (PP + PME)")
+    ax1.set_ylabel("ns/day", color="tab:blue")
+    ax2 = ax1.twinx()
+    base = p[0] / n[0] if p and n[0] > 0 and p[0] > 0 else 0
+    eff = [(pi / ni) / base * 100 if base > 0 else 0 for pi, ni in zip(p, n)]
+    ax2.plot(n, eff, "s--", color="tab:red")
+    ax2.set_ylabel("parallel efficiency (%)", color="tab:red")
+    ax2.set_ylim(0, max([110] + [e * 1.1 for e in eff]))
+    ax1.set_title("Performance against rank count")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def messages_figure(runs, path):
+    with_comm = [d for d in runs if d["communication"]["phases"]]
+    panels = max(1, len(with_comm))
+    fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 4.5), squeeze=False)
+    for ax, d in zip(axes[0], with_comm):
+        bins = d["communication"]["histogram_bins"]
+        phases = [ph for ph in d["communication"]["phases"] if ph["messages"] > 0]
+        width = 0.8 / max(1, len(phases))
+        for j, ph in enumerate(phases):
+            ax.bar([i + j * width for i in range(len(bins))], ph["histogram"], width=width, label=ph["phase"])
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(bins))])
+        ax.set_xticklabels(bins, fontsize=8)
+        ax.set_yscale("symlog")
+        ax.set_ylabel("messages (all PP ranks)")
+        ax.set_title(f"Message sizes, {label(d)}")
+        ax.legend(fontsize=7)
+    if not with_comm:
+        axes[0][0].text(0.5, 0.5, "no run with communication", ha="center", va="center")
+        axes[0][0].set_axis_off()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("files", nargs="+", help="putmd -perf JSON files")
+    ap.add_argument("-o", "--outdir", default=".")
+    ap.add_argument("--prefix", default="perf")
+    a = ap.parse_args()
+    runs = load(a.files)
+    os.makedirs(a.outdir, exist_ok=True)
+    out = {k: os.path.join(a.outdir, f"{a.prefix}-{k}.png") for k in ("stages", "scaling", "messages")}
+    stages_figure(runs, out["stages"])
+    scaling_figure(runs, out["scaling"])
+    messages_figure(runs, out["messages"])
+    for p in out.values():
+        print("wrote", p)
+
+
+if __name__ == "__main__":
+    main()
