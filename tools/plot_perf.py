@@ -83,22 +83,40 @@ def stages_figure(runs, path):
 
 
 def scaling_figure(runs, path):
-    n = [d["_ranks"] for d in runs]
-    p = [d["performance"]["ns_per_day"] for d in runs]
-    fig, ax1 = plt.subplots(figsize=(6, 4.5))
-    ax1.plot(n, p, "o-", color="tab:blue")
+    """ns/day (left) and parallel efficiency (right) against the rank count,
+    one line per PME layout: PME on every rank, or with separate PME ranks.
+    Efficiency is relative to the run with the fewest ranks of all."""
+    first = runs[0]
+    base = first["performance"]["ns_per_day"] / first["_ranks"] if first["_ranks"] > 0 else 0
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 4))
+    groups = [("PME on every rank", [d for d in runs if d["ranks"]["pme"] == 0], "o-"),
+              ("separate PME ranks", [d for d in runs if d["ranks"]["pme"] > 0], "s--")]
+    for name, group, style in groups:
+        if not group:
+            continue
+        n = [d["_ranks"] for d in group]
+        p = [d["performance"]["ns_per_day"] for d in group]
+        eff = [(pi / ni) / base * 100 if base > 0 else 0 for pi, ni in zip(p, n)]
+        ax1.plot(n, p, style, label=name)
+        ax2.plot(n, eff, style, label=name)
     ax1.set_xlabel("ranks (PP + PME)")
-    ax1.set_ylabel("ns/day", color="tab:blue")
-    ax2 = ax1.twinx()
-    base = p[0] / n[0] if p and n[0] > 0 and p[0] > 0 else 0
-    eff = [(pi / ni) / base * 100 if base > 0 else 0 for pi, ni in zip(p, n)]
-    ax2.plot(n, eff, "s--", color="tab:red")
-    ax2.set_ylabel("parallel efficiency (%)", color="tab:red")
-    ax2.set_ylim(0, max([110] + [e * 1.1 for e in eff]))
-    ax1.set_title("Performance against rank count")
+    ax1.set_ylabel("ns/day")
+    ax1.set_title("Performance")
+    ax2.set_xlabel("ranks (PP + PME)")
+    ax2.set_ylabel("parallel efficiency (%)")
+    ax2.set_ylim(0, 110)
+    ax2.set_title(f"Efficiency (relative to {first['_ranks']} rank{'s' if first['_ranks'] > 1 else ''})")
+    for ax in (ax1, ax2):
+        ax.legend(fontsize="small")
+        ax.set_xticks(sorted({d["_ranks"] for d in runs}))
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+# one colour per phase in every panel
+PHASE_COLOURS = {"halo-x": "tab:blue", "halo-f": "tab:orange", "migration": "tab:green", "energies": "tab:purple",
+                 "pme": "tab:red", "setup": "tab:grey"}
 
 
 def messages_figure(runs, path):
@@ -110,7 +128,8 @@ def messages_figure(runs, path):
         phases = [ph for ph in d["communication"]["phases"] if ph["messages"] > 0]
         width = 0.8 / max(1, len(phases))
         for j, ph in enumerate(phases):
-            ax.bar([i + j * width for i in range(len(bins))], ph["histogram"], width=width, label=ph["phase"])
+            ax.bar([i + j * width for i in range(len(bins))], ph["histogram"], width=width, label=ph["phase"],
+                   color=PHASE_COLOURS.get(ph["phase"], "grey"))
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(bins))])
         ax.set_xticklabels(bins, fontsize=8)
         ax.set_yscale("symlog")
