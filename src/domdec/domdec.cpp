@@ -562,8 +562,11 @@ void DomainDecomposition::haloCoordinatesFinish(std::vector<RVec>& xLocal)
     }
 }
 
-void DomainDecomposition::haloForces(std::vector<RVec>& fLocal)
+void DomainDecomposition::haloForces(std::vector<RVec>& fLocal, StageTimers* timers)
 {
+    // one row each for moving and for waiting, summed over the pulses
+    StageClock moving(timers, Stage::HaloForces), waiting(timers, Stage::HaloForcesWait);
+    moving.start();
     for (size_t p = pulses_.size(); p-- > 0;)
     {
         Pulse& pulse = *pulses_[p];
@@ -573,7 +576,11 @@ void DomainDecomposition::haloForces(std::vector<RVec>& fLocal)
                         size_t(pulse.recvCount[k]) * kVectorBytes);
         }
         pulse.f->start();
+        moving.stop();
+        waiting.start();
         pulse.f->finish();
+        waiting.stop();
+        moving.start();
         for (size_t k = 0; k < pulse.sendIndex.size(); k++)
         {
             const std::byte* in = pulse.f->recvBuffer(static_cast<int>(k)).data();
@@ -585,6 +592,7 @@ void DomainDecomposition::haloForces(std::vector<RVec>& fLocal)
             }
         }
     }
+    moving.stop();
 }
 
 std::vector<RVec> DomainDecomposition::gatherHome(const std::vector<RVec>& home) const

@@ -44,6 +44,7 @@
 #include "core/real.h"
 #include "core/vec.h"
 #include "domdec/dd_grid.h"
+#include "timing/stage_timer.h"
 #include "domdec/update_groups.h"
 #include "topology/topology.h"
 
@@ -106,7 +107,9 @@ public:
     void haloCoordinatesStart(std::vector<Vec3<real>>& xLocal);
     void haloCoordinatesFinish(std::vector<Vec3<real>>& xLocal);
     /* Halo forces: adds the forces on halo copies to their owners' entries. */
-    void haloForces(std::vector<Vec3<real>>& fLocal);
+    /* The time of waiting for arrival goes to the HaloForcesWait stage, the
+     * rest (packing, sending, adding) to HaloForces, when timers is set. */
+    void haloForces(std::vector<Vec3<real>>& fLocal, StageTimers* timers = nullptr);
 
     /* Home values of every rank, in global atom order, on rank 0 (empty on
      * the others). */

@@ -104,7 +104,7 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
         pairList_.compute(lt, ic_, box, xLocal_, out.f, out.energies, vir);
     }
     {
-        Timed t(timers_, Stage::HaloCoordinates);
+        Timed t(timers_, Stage::HaloCoordinatesWait);
         dd_->haloCoordinatesFinish(xLocal_);
     }
     {
@@ -130,8 +130,7 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
         out.energies.add(EnergyTerm::CoulRecip, pmeClient_->receive(std::span(out.f.data(), nh), vir));
     }
     {
-        Timed t(timers_, Stage::HaloForces);
-        dd_->haloForces(out.f);
+        dd_->haloForces(out.f, timers_);
     }
     out.f.resize(nh);
     if (comm_->rank() == 0) // a whole-system term: once

@@ -30,6 +30,8 @@ const char* stageKey(Stage s)
         case Stage::PmeWaitF: return "wait_pme_f";
         case Stage::HaloCoordinates: return "halo_coordinates";
         case Stage::HaloForces: return "halo_forces";
+        case Stage::HaloCoordinatesWait: return "halo_coordinates_wait";
+        case Stage::HaloForcesWait: return "halo_forces_wait";
         case Stage::TrajectoryOutput: return "trajectory_output";
         case Stage::Coupling: return "coupling";
         case Stage::Update: return "update";

@@ -14,6 +14,8 @@ const char* stageName(Stage s)
         case Stage::DomainDecomp: return "Domain decomp.";
         case Stage::HaloCoordinates: return "Comm. coord.";
         case Stage::HaloForces: return "Comm. force";
+        case Stage::HaloCoordinatesWait: return "Wait comm. coord.";
+        case Stage::HaloForcesWait: return "Wait comm. force";
         case Stage::Search: return "Pair search";
         case Stage::Force: return "Force";
         case Stage::Nonbonded: return "Nonbonded";
@@ -48,7 +50,8 @@ bool isSubStage(Stage s)
         return true;
     }
     return s == Stage::Search || s == Stage::Nonbonded || s == Stage::Listed || s == Stage::PmeMesh
-           || s == Stage::HaloCoordinates || s == Stage::HaloForces;
+           || s == Stage::HaloCoordinates || s == Stage::HaloForces || s == Stage::HaloCoordinatesWait
+           || s == Stage::HaloForcesWait;
 }
 
 Stage parentStage(Stage s)

@@ -49,8 +49,10 @@ enum class Stage
     PmeRedistF, // forces back to where the atoms came from
     PmeSendX,   // PP rank: coordinates and charges to its PME rank
     PmeWaitF,   // PP rank: waiting for the PME rank's forces
-    HaloCoordinates, // inside Force: waiting for / moving halo coordinates
-    HaloForces,      // inside Force: returning halo forces
+    HaloCoordinates,     // inside Force: packing and sending halo coordinates, unpacking
+    HaloCoordinatesWait, // inside Force: waiting for halo coordinates to arrive
+    HaloForces,          // inside Force: packing and sending halo forces, adding them up
+    HaloForcesWait,      // inside Force: waiting for halo forces to arrive
     TrajectoryOutput,
     Coupling,
     Update,
@@ -125,6 +127,47 @@ private:
     std::array<double, kStages> cycles_{};
     std::array<long, kStages>   calls_{};
     std::vector<Stage>          open_;
+};
+
+/* A sub-stage timed over several intervals (start/stop pairs) and counted
+ * as one call when it goes out of scope, e.g. the waits of all halo pulses
+ * of a step. Only for sub-stages (they are not taken out of a parent). */
+class StageClock
+{
+public:
+    StageClock(StageTimers* timers, Stage s) : timers_(stageTimingEnabled() ? timers : nullptr), stage_(s) {}
+    ~StageClock()
+    {
+        if (timers_)
+        {
+            timers_->add(stage_, seconds_, cycles_);
+        }
+    }
+    void start()
+    {
+        if (timers_)
+        {
+            t0_ = std::chrono::steady_clock::now();
+            c0_ = cycleCounter();
+        }
+    }
+    void stop()
+    {
+        if (timers_)
+        {
+            seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+            cycles_ += double(cycleCounter() - c0_);
+        }
+    }
+    StageClock(const StageClock&)            = delete;
+    StageClock& operator=(const StageClock&) = delete;
+
+private:
+    StageTimers*                          timers_;
+    Stage                                 stage_;
+    std::chrono::steady_clock::time_point t0_{};
+    uint64_t                              c0_      = 0;
+    double                                seconds_ = 0, cycles_ = 0;
 };
 
 /* Adds its lifetime to a stage (no-op when timers is null or timing is
