@@ -32,6 +32,19 @@ double now()
 
 } // namespace
 
+/* The scratch of borderExchange, reused by every call. */
+struct DistributedPme::BorderScratch
+{
+    struct Side
+    {
+        int                     peer;
+        const std::vector<int>* slabs;
+    };
+    std::vector<Side>              sends, recvs;
+    std::vector<std::vector<real>> inBuf, outBuf;
+    std::vector<MPI_Request>       requests;
+};
+
 /* Border traffic along one dimension. Spreading: this rank's extended slab
  * e (0..p-2) is added to slab `target` of the process `peer` owns it.
  * Filling reverses every arrow. */
@@ -128,11 +141,16 @@ DistributedPme::DistributedPme(const PmeParameters& params, comm::Communicator& 
         border_[d] = std::move(plan);
     }
     grid_.assign(size_t(ext_[0]) * ext_[1] * K[2], real(0));
+    exchangeScratch_ = std::make_unique<BorderScratch>();
     const int P = comm.size();
     sendCounts_.assign(P, 0);
     recvCounts_.assign(P, 0);
     sendDispl_.assign(P + 1, 0);
     recvDispl_.assign(P + 1, 0);
+    for (auto& v : scaled_)
+    {
+        v.assign(P, 0);
+    }
 }
 
 DistributedPme::~DistributedPme() = default;
@@ -165,12 +183,10 @@ void DistributedPme::borderExchange(int dim, bool sum)
     auto              rankOf  = [&](int c) { return dim == 0 ? c * procGrid_[1] + pj_ : pi_ * procGrid_[1] + c; };
 
     // (peer, slabs) lists of both directions, in plan order
-    struct Side
-    {
-        int                     peer;
-        const std::vector<int>* slabs;
-    };
-    std::vector<Side> sends, recvs, recvTargets;
+    auto&              sends = exchangeScratch_->sends;
+    auto&              recvs = exchangeScratch_->recvs;
+    sends.clear();
+    recvs.clear();
     for (const auto& o : plan.out)
     {
         (sum ? sends : recvs).push_back({ o.peer, &o.ext });
@@ -182,8 +198,13 @@ void DistributedPme::borderExchange(int dim, bool sum)
     const int tag = sum ? 700 + dim : 710 + dim;
 
     comm::PhaseStats&              stats = comm_.mutableStats(comm::Phase::Pme);
-    std::vector<std::vector<real>> inBuf(recvs.size()), outBuf(sends.size());
-    std::vector<MPI_Request>       requests;
+    // buffers kept between calls: no allocation once their sizes settled
+    auto& inBuf    = exchangeScratch_->inBuf;
+    auto& outBuf   = exchangeScratch_->outBuf;
+    auto& requests = exchangeScratch_->requests;
+    inBuf.resize(std::max(inBuf.size(), recvs.size()));
+    outBuf.resize(std::max(outBuf.size(), sends.size()));
+    requests.clear();
     for (size_t k = 0; k < recvs.size(); k++)
     {
         if (recvs[k].peer == mine)
@@ -272,6 +293,31 @@ void DistributedPme::borderExchange(int dim, bool sum)
     }
 }
 
+/* MPI_Alltoallv of per-atom blocks of `per` doubles: counts and
+ * displacements in atoms (displ has P + 1 entries); counted in the PME
+ * phase (one collective, a message per non-empty block to another rank). */
+void DistributedPme::alltoallvAtoms(const double* send, const std::vector<int>& sendCounts,
+                                    const std::vector<int>& sendDispl, double* recv, const std::vector<int>& recvCounts,
+                                    const std::vector<int>& recvDispl, int per)
+{
+    const int         P     = comm_.size();
+    comm::PhaseStats& stats = comm_.mutableStats(comm::Phase::Pme);
+    for (int r = 0; r < P; r++)
+    {
+        scaled_[0][r] = sendCounts[r] * per;
+        scaled_[1][r] = sendDispl[r] * per;
+        scaled_[2][r] = recvCounts[r] * per;
+        scaled_[3][r] = recvDispl[r] * per;
+        if (r != comm_.rank() && sendCounts[r] > 0)
+        {
+            stats.recordMessage(long(scaled_[0][r]) * long(sizeof(double)));
+        }
+    }
+    MPI_Alltoallv(send, scaled_[0].data(), scaled_[1].data(), MPI_DOUBLE, recv, scaled_[2].data(), scaled_[3].data(),
+                  MPI_DOUBLE, comm_.mpiComm());
+    stats.collectives++;
+}
+
 void DistributedPme::redistributeX(const Box& box, std::span<const Vec3<real>> x, std::span<const double> q)
 {
     const int      P   = comm_.size();
@@ -314,23 +360,9 @@ void DistributedPme::redistributeX(const Box& box, std::span<const Vec3<real>> x
         dst[2]      = x[a].z;
         dst[3]      = q[a];
     }
-    std::vector<int> sc(P), sd(P), rc(P), rd(P);
-    for (int r = 0; r < P; r++)
-    {
-        sc[r] = sendCounts_[r] * kPer;
-        sd[r] = sendDispl_[r] * kPer;
-        rc[r] = recvCounts_[r] * kPer;
-        rd[r] = recvDispl_[r] * kPer;
-        if (r != comm_.rank() && sendCounts_[r] > 0)
-        {
-            stats.recordMessage(long(sc[r]) * 8);
-        }
-    }
     const int total = recvDispl_[P];
     recvBuf_.resize(size_t(total) * kPer);
-    MPI_Alltoallv(sendBuf_.data(), sc.data(), sd.data(), MPI_DOUBLE, recvBuf_.data(), rc.data(), rd.data(),
-                  MPI_DOUBLE, comm_.mpiComm());
-    stats.collectives++;
+    alltoallvAtoms(sendBuf_.data(), sendCounts_, sendDispl_, recvBuf_.data(), recvCounts_, recvDispl_, kPer);
     stats.waitSeconds += now() - t0;
     xMine_.resize(total);
     qMine_.resize(total);
@@ -363,25 +395,11 @@ void DistributedPme::redistributeF(std::span<Vec3<real>> f)
             recvBuf_[size_t(a) * kPer + d] = fMine_[a][d];
         }
     }
-    std::vector<int> sc(P), sd(P), rc(P), rd(P);
-    comm::PhaseStats& stats = comm_.mutableStats(comm::Phase::Pme);
-    for (int r = 0; r < P; r++) // the reverse of redistributeX
-    {
-        sc[r] = recvCounts_[r] * kPer;
-        sd[r] = recvDispl_[r] * kPer;
-        rc[r] = sendCounts_[r] * kPer;
-        rd[r] = sendDispl_[r] * kPer;
-        if (r != comm_.rank() && recvCounts_[r] > 0)
-        {
-            stats.recordMessage(long(sc[r]) * 8);
-        }
-    }
     sendBuf_.resize(size_t(sendDispl_[P]) * kPer);
     const double t0 = now();
-    MPI_Alltoallv(recvBuf_.data(), sc.data(), sd.data(), MPI_DOUBLE, sendBuf_.data(), rc.data(), rd.data(),
-                  MPI_DOUBLE, comm_.mpiComm());
-    stats.collectives++;
-    stats.waitSeconds += now() - t0;
+    // the reverse of redistributeX
+    alltoallvAtoms(recvBuf_.data(), recvCounts_, recvDispl_, sendBuf_.data(), sendCounts_, sendDispl_, kPer);
+    comm_.mutableStats(comm::Phase::Pme).waitSeconds += now() - t0;
     for (size_t a = 0; a < f.size(); a++)
     {
         const double* src = &sendBuf_[size_t(sendDispl_[destOf_[a]] + slotOf_[a]) * kPer];

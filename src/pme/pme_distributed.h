@@ -71,8 +71,11 @@ public:
 
 private:
     struct BorderPlan;
+    struct BorderScratch;
     void redistributeX(const Box& box, std::span<const Vec3<real>> x, std::span<const double> q);
     void redistributeF(std::span<Vec3<real>> f);
+    void alltoallvAtoms(const double* send, const std::vector<int>& sendCounts, const std::vector<int>& sendDispl,
+                        double* recv, const std::vector<int>& recvCounts, const std::vector<int>& recvDispl, int per);
     void spread(const Box& box);
     void gather(const Box& box);
     void borderExchange(int dim, bool sum);
@@ -90,9 +93,11 @@ private:
     std::array<int, 2>                 ext_{};      // extended sizes (owned + p - 1)
     std::vector<real>                  grid_;       // ext x ext y x nz
     std::unique_ptr<BorderPlan>        border_[2];
+    std::unique_ptr<BorderScratch>     exchangeScratch_;
 
     // redistribution state of the current computation
     std::vector<int>        sendCounts_, recvCounts_, sendDispl_, recvDispl_;
+    std::array<std::vector<int>, 4> scaled_; // the same in doubles, for MPI
     std::vector<int>        destOf_;      // destination rank of each input atom
     std::vector<int>        slotOf_;      // position of each input atom in its destination's block
     std::vector<double>     sendBuf_, recvBuf_;

@@ -166,11 +166,12 @@ double PmeClient::receive(std::span<Vec3<real>> f, Matrix3* virial)
     {
         throw std::logic_error(fmt::format("PmeClient::receive: the PME rank returned {} forces for {} atoms", h[1], sent_));
     }
-    std::vector<Vec3<real>> forces(sent_);
-    std::memcpy(forces.data(), buf + PmeMessageLayout::kHeaderBytes, sent_ * 3 * sizeof(real));
+    const std::byte* forces = buf + PmeMessageLayout::kHeaderBytes;
     for (std::size_t a = 0; a < sent_ && a < f.size(); a++)
     {
-        f[a] += forces[a];
+        Vec3<real> fa;
+        std::memcpy(&fa, forces + a * 3 * sizeof(real), 3 * sizeof(real));
+        f[a] += fa;
     }
     if (pp_.rank() != 0)
     {
@@ -235,12 +236,12 @@ PmeRankResult runPmeRank(comm::Communicator& world, comm::Communicator& pme, con
     std::vector<Vec3<real>> x, f;
     std::vector<double>     q;
     std::vector<std::size_t> counts(links);
+    std::vector<std::array<double, PmeMessageLayout::kHeaderDoubles>> headers(links);
     while (true)
     {
         toPme->start();
         toPme->finish();
         int kinds[3] = { 0, 0, 0 };
-        std::vector<std::array<double, PmeMessageLayout::kHeaderDoubles>> headers(links);
         for (int k = 0; k < links; k++)
         {
             std::memcpy(headers[k].data(), toPme->recvBuffer(k).data(), PmeMessageLayout::kHeaderBytes);

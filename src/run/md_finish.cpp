@@ -1,0 +1,101 @@
+/* run/md_finish.cpp — the end of an MD run: the last checkpoint, the final
+ * state gathered to rank 0 and written, the log's closing summary and the
+ * performance report (timing/perf_report.h), also as -perf JSON. */
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "io/atomic_file.h"
+#include "io/gro.h"
+#include "run/md_run.h"
+#include "timing/perf_report.h"
+#include "update/constraints.h"
+
+namespace putmd::md_detail
+{
+
+void MdRun::finishRun(const Progress& progress)
+{
+    if (lastStepStart_ && options_.checkpointMinutes >= 0 && mdp_.integrator == Integrator::Md)
+    {
+        const auto& s = *lastStepStart_;
+        writeCheckpointFile(stepsDone_, true, s.x, s.v, s.thermostat, s.barostat, s.noseHoover);
+    }
+    final_.box = box_;
+    if (pmeClient_)
+    {
+        pmeClient_->stop();
+    }
+    if (dd_)
+    {
+        final_.x = dd_->gatherHome(x_);
+        final_.v = dd_->gatherHome(v_);
+        final_.pmeCollectives = comm_->stats(comm::Phase::Pme).collectives;
+    }
+    else
+    {
+        final_.x = x_;
+        final_.v = v_;
+    }
+    PerfInputs perf = gatherPerfInputs(dd_ ? comm_ : nullptr, timers_, progress.elapsedSeconds(),
+                                       pmeClient_ ? options_.world : nullptr);
+    if (!root_)
+    {
+        return;
+    }
+    writeGro(options_.deffnm + ".gro", top_.systemName, in_.coordinates.atoms, final_.x, &final_.v, box_);
+    if (!top_.constraints.empty() || !top_.settles.empty())
+    {
+        std::vector<real> invMass(top_.numAtoms);
+        for (int i = 0; i < top_.numAtoms; i++)
+        {
+            invMass[i] = real(1 / top_.mass[i]);
+        }
+        const Constraints all(top_, constraintSettings_, invMass);
+        log_->line(fmt::format("Largest relative constraint deviation at the end: {:.3e}",
+                               all.maxRelativeDeviation(final_.x, box_)));
+    }
+    if (dd_)
+    {
+        log_->line(fmt::format("Domain decomposition: {} ranks, grid {}, halo {:.3f} nm, {} halo schedule, {} backend",
+                               comm_->size(), describeGrid(dd_->grid()), dd_->haloDistance(),
+                               options_.dd.schedule == HaloSchedule::Staged ? "staged" : "direct",
+                               comm::backendName(comm_->backend())));
+        if (!options_.pmeChoice.empty())
+        {
+            log_->line(options_.pmeChoice);
+        }
+        log_->line(fmt::format("Collective calls in normal steps (besides PME's): {}; arena "
+                               "growths outside search steps: {}",
+                               final_.normalStepCollectives, final_.normalStepArenaGrowths));
+    }
+    log_->line(fmt::format("Largest displacement between two pair searches: {:.4f} nm (pair-list buffer {:.4f} nm)",
+                           largestDisplacement_, settings_.rlist - std::max(mdp_.rcoulomb, mdp_.rvdw)));
+    if (!stopReason_.empty())
+    {
+        log_->line(fmt::format("Run stopped at step {} of {}: {}", stepsDone_, nsteps_, stopReason_));
+    }
+    log_->averages(averageNames_, averageSums_, averageCount_);
+    perf.steps       = stepsDone_;
+    perf.dtPs        = mdp_.dt;
+    perf.atoms       = top_.numAtoms;
+    perf.threads     = std::max(1, options_.numThreads);
+    perf.hasComm     = dd_ != nullptr;
+    perf.backend     = dd_ ? comm::backendName(comm_->backend()) : "";
+    perf.commandLine = options_.commandLine;
+    if (pmeClient_)
+    {
+        perf.pmeRank     = pmeClient_->pmeRankTimers();
+        perf.numPmeRanks = options_.pme.npme;
+    }
+    log_->line("\n" + perfLogText(perf));
+    if (!options_.perfJson.empty())
+    {
+        writeFileAtomically(options_.perfJson, perfJson(perf).dump(2) + "\n");
+        log_->line("Performance report written to " + options_.perfJson);
+    }
+    log_->line(fmt::format("Wall time {:.2f} s for {} steps", progress.elapsedSeconds(), stepsDone_));
+    log_->line(performanceLine(perf));
+}
+
+} // namespace putmd::md_detail
