@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/box.h"
@@ -51,6 +52,10 @@ public:
                  std::vector<Vec3<real>>& f, EnergyTerms& energies, Matrix3* virial);
 
     void setNumThreads(int n) { numThreads_ = n > 0 ? n : 1; }
+    /* The atom-pair list computes energies on every call (the interface of
+     * ClusterNonbonded, which can skip them). */
+    void setEnergiesOnlyWithVirial(bool) {}
+    std::string kernelName() const { return "plain atom-pair list (double precision build)"; }
 
 private:
     /* The pairs of atoms [begin, end) into kernel-owned sums. */

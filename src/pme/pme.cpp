@@ -1,5 +1,7 @@
 #include "pme/pme.h"
 
+#include <omp.h>
+
 #include <cmath>
 
 #include "core/units.h"
@@ -59,14 +61,21 @@ struct Pme::Splines
     std::vector<double> theta[3], dtheta[3];
 };
 
-Pme::Pme(const PmeParameters& params) : params_(params)
+Pme::Pme(const PmeParameters& params) : params_(params), splines_(std::make_unique<Splines>())
 {
     for (int d = 0; d < 3; d++)
     {
         bsplineModuli_[d] = bsplineModuli(params.gridSize[d], params.order);
+        wrap_[d].resize(params.gridSize[d] + params.order);
+        for (int i = 0; i < params.gridSize[d] + params.order; i++)
+        {
+            wrap_[d][i] = i % params.gridSize[d];
+        }
     }
     fft_ = std::make_unique<Fft3d>(params.gridSize[0], params.gridSize[1], params.gridSize[2]);
 }
+
+Pme::~Pme() = default;
 
 void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& q, Splines& s)
 {
@@ -80,40 +89,70 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
         s.theta[d].resize(size_t(natoms) * p);
         s.dtheta[d].resize(size_t(natoms) * p);
     }
-    real*        grid = fft_->realData();
-    const size_t ngrid = size_t(K[0]) * K[1] * K[2];
-    std::fill(grid, grid + ngrid, real(0));
-    const Matrix3& inv = box.inverse();
-    for (int i = 0; i < natoms; i++)
+    const size_t   ngrid = size_t(K[0]) * K[1] * K[2];
+    const int      nt    = std::max(1, std::min(numThreads_, natoms));
+    const Matrix3& inv   = box.inverse();
+    threadGrids_.resize(nt - 1);
+    const int* wx = wrap_[0].data();
+    const int* wy = wrap_[1].data();
+    const int* wz = wrap_[2].data();
+#pragma omp parallel num_threads(nt)
     {
-        for (int d = 0; d < 3; d++)
+        const int t     = nt > 1 ? omp_get_thread_num() : 0;
+        const int begin = static_cast<int>(long(natoms) * t / nt), end = static_cast<int>(long(natoms) * (t + 1) / nt);
+        real*     grid  = fft_->realData();
+        if (t > 0)
         {
-            double    w  = 0;
-            const int iu = pmeGridCell(x[i], inv, d, K[d], &w);
-            fillBspline(p, w, &s.theta[d][size_t(i) * p], &s.dtheta[d][size_t(i) * p]);
-            s.index[d][i] = ((iu - p + 1) % K[d] + K[d]) % K[d];
+            threadGrids_[t - 1].resize(ngrid);
+            grid = threadGrids_[t - 1].data();
         }
-        if (q[i] == 0)
+        std::fill(grid, grid + ngrid, real(0));
+        for (int i = begin; i < end; i++)
         {
-            continue;
-        }
-        const double* tx = &s.theta[0][size_t(i) * p];
-        const double* ty = &s.theta[1][size_t(i) * p];
-        const double* tz = &s.theta[2][size_t(i) * p];
-        for (int a = 0; a < p; a++)
-        {
-            const int    gx = (s.index[0][i] + a) % K[0];
-            const double qa = q[i] * tx[a];
-            for (int b = 0; b < p; b++)
+            for (int d = 0; d < 3; d++)
             {
-                const int    gy  = (s.index[1][i] + b) % K[1];
-                const double qab = qa * ty[b];
-                real*        row = grid + (size_t(gx) * K[1] + gy) * K[2];
-                for (int c = 0; c < p; c++)
+                double    w  = 0;
+                const int iu = pmeGridCell(x[i], inv, d, K[d], &w);
+                fillBspline(p, w, &s.theta[d][size_t(i) * p], &s.dtheta[d][size_t(i) * p]);
+                s.index[d][i] = (iu - p + 1 + K[d]) % K[d];
+            }
+            if (q[i] == 0)
+            {
+                continue;
+            }
+            const double* tx = &s.theta[0][size_t(i) * p];
+            const double* ty = &s.theta[1][size_t(i) * p];
+            const double* tz = &s.theta[2][size_t(i) * p];
+            const int*    zi = wz + s.index[2][i];
+            for (int a = 0; a < p; a++)
+            {
+                const int    gx = wx[s.index[0][i] + a];
+                const double qa = q[i] * tx[a];
+                for (int b = 0; b < p; b++)
                 {
-                    row[(s.index[2][i] + c) % K[2]] += real(qab * tz[c]);
+                    const int  gy  = wy[s.index[1][i] + b];
+                    const real qab = real(qa * ty[b]);
+                    real*      row = grid + (size_t(gx) * K[1] + gy) * K[2];
+                    for (int c = 0; c < p; c++)
+                    {
+                        row[zi[c]] += qab * real(tz[c]);
+                    }
                 }
             }
+        }
+    }
+    if (nt > 1)
+    {
+        real* grid = fft_->realData();
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (long k = 0; k < long(ngrid); k++)
+        {
+            real sum = grid[k];
+            for (int t = 0; t < nt - 1; t++)
+            {
+                sum += threadGrids_[t][k];
+            }
+            grid[k] = sum;
         }
     }
 }
@@ -194,6 +233,11 @@ void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s,
     const real*    grid = fft_->realData();
     const Matrix3& inv  = box.inverse();
     const int      natoms = static_cast<int>(q.size());
+    const int      nt     = std::max(1, std::min(numThreads_, natoms));
+    const int*     wx     = wrap_[0].data();
+    const int*     wy     = wrap_[1].data();
+    const int*     wz     = wrap_[2].data();
+#pragma omp parallel for num_threads(nt) schedule(static)
     for (int i = 0; i < natoms; i++)
     {
         if (q[i] == 0)
@@ -206,22 +250,30 @@ void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s,
         const double* dtx = &s.dtheta[0][size_t(i) * p];
         const double* dty = &s.dtheta[1][size_t(i) * p];
         const double* dtz = &s.dtheta[2][size_t(i) * p];
+        const int*    zi  = wz + s.index[2][i];
         double        fu[3] = { 0, 0, 0 }; // dE/du_d / q
         for (int a = 0; a < p; a++)
         {
-            const int gx = (s.index[0][i] + a) % K[0];
+            const int gx = wx[s.index[0][i] + a];
+            double    sx = 0, sdx = 0, sy = 0; // sums over b, c for this a
             for (int b = 0; b < p; b++)
             {
-                const int    gy  = (s.index[1][i] + b) % K[1];
-                const real*  row = grid + (size_t(gx) * K[1] + gy) * K[2];
+                const int   gy  = wy[s.index[1][i] + b];
+                const real* row = grid + (size_t(gx) * K[1] + gy) * K[2];
+                double      gz = 0, gdz = 0; // sum_c theta_z g, sum_c dtheta_z g
                 for (int c = 0; c < p; c++)
                 {
-                    const double g = row[(s.index[2][i] + c) % K[2]];
-                    fu[0] += dtx[a] * ty[b] * tz[c] * g;
-                    fu[1] += tx[a] * dty[b] * tz[c] * g;
-                    fu[2] += tx[a] * ty[b] * dtz[c] * g;
+                    const double g = row[zi[c]];
+                    gz += tz[c] * g;
+                    gdz += dtz[c] * g;
                 }
+                sx += ty[b] * gz;
+                sy += dty[b] * gz;
+                sdx += ty[b] * gdz;
             }
+            fu[0] += dtx[a] * sx;
+            fu[1] += tx[a] * sy;
+            fu[2] += tx[a] * sdx;
         }
         for (int e = 0; e < 3; e++)
         {
@@ -238,7 +290,7 @@ void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s,
 double Pme::compute(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& charges,
                     std::vector<Vec3<real>>& f, Matrix3* virial)
 {
-    Splines splines;
+    Splines& splines = *splines_;
     spread(box, x, charges, splines);
     fft_->forward();
     double energy = solve(box, virial);

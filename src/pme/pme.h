@@ -40,6 +40,7 @@ class Pme
 {
 public:
     explicit Pme(const PmeParameters& params);
+    ~Pme();
 
     /* Adds reciprocal-space forces to f and returns the energy (kJ/mol);
      * adds the reciprocal virial to *virial when it is not null. */
@@ -47,6 +48,12 @@ public:
                    std::vector<Vec3<real>>& f, Matrix3* virial = nullptr);
 
     const PmeParameters& parameters() const { return params_; }
+
+    /* Threads for spread and gather: the atoms are split in equal shares;
+     * each thread spreads onto its own grid and the grids are summed in
+     * thread order (reproducible for a given count); gather needs no
+     * reduction. */
+    void setNumThreads(int n) { numThreads_ = n > 0 ? n : 1; }
 
 private:
     struct Splines; // per-atom B-spline weights and derivatives
@@ -57,6 +64,11 @@ private:
     PmeParameters                     params_;
     std::array<std::vector<double>, 3> bsplineModuli_;
     std::unique_ptr<Fft3d>            fft_;
+    int                               numThreads_ = 1;
+    // kept between steps: no allocation in the step
+    std::unique_ptr<Splines>          splines_;
+    std::array<std::vector<int>, 3>   wrap_; // wrap_[d][i] = i mod K_d for i < K_d + order
+    std::vector<std::vector<real>>    threadGrids_;
 };
 
 struct MdpOptions;

@@ -26,6 +26,16 @@ ForceCalculator::ForceCalculator(const Topology& top, const MdpOptions& mdp, con
 
 ForceCalculator::~ForceCalculator() = default;
 
+void ForceCalculator::setNumThreads(int n)
+{
+    pairList_.setNumThreads(n);
+    nonlocalPairList_.setNumThreads(n);
+    if (pme_)
+    {
+        pme_->setNumThreads(n);
+    }
+}
+
 void ForceCalculator::addDispersionCorrection(const Box& box, Matrix3* virial, ForceOutput& out) const
 {
     if (dispCorrMode_ == DispCorr::No)

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "core/box.h"
@@ -22,6 +23,7 @@
 #include "io/mdp.h"
 #include "nonbonded/dispersion_correction.h"
 #include "nonbonded/interaction_const.h"
+#include "nonbonded/cluster_nonbonded.h"
 #include "nonbonded/pair_list.h"
 #include "timing/stage_timer.h"
 #include "topology/topology.h"
@@ -45,6 +47,10 @@ struct ForceOutput
     Matrix3                 virial; // valid when computed with needVirial
 };
 
+/* The short-range kernel: cluster pairs with SIMD in the mixed-precision
+ * build, the atom-pair list (double throughout) in the double build. */
+using ShortRangeList = std::conditional_t<std::is_same_v<real, float>, ClusterNonbonded, PairList>;
+
 class ForceCalculator
 {
 public:
@@ -53,12 +59,16 @@ public:
 
     void compute(const std::vector<Vec3<real>>& x, const Box& box, bool search, bool needVirial, ForceOutput& out);
 
-    /* Threads for the nonbonded kernel (the rest is one thread for now). */
-    void setNumThreads(int n)
+    /* Energies only on steps that also want the virial (MD computes both on
+     * the same steps); otherwise every call computes energies. */
+    void setEnergiesOnlyWithVirial(bool on)
     {
-        pairList_.setNumThreads(n);
-        nonlocalPairList_.setNumThreads(n);
+        pairList_.setEnergiesOnlyWithVirial(on);
+        nonlocalPairList_.setEnergiesOnlyWithVirial(on);
     }
+
+    /* Threads for the nonbonded kernel and PME spread/gather (one rank). */
+    void setNumThreads(int n);
 
     /* Domain decomposition: from now on compute() takes the home atoms'
      * coordinates (in the decomposition's home order) and gives their
@@ -85,6 +95,7 @@ public:
     std::array<int, 3>      pmeGrid() const { return pmeGrid_; }
     double                  rlist() const { return rlist_; }
     size_t                  numPairs() const { return pairList_.numPairs(); }
+    std::string             kernelName() const { return pairList_.kernelName(); }
     /* The dispersion-correction pressure (bar; 0 unless DispCorr = EnerPres). */
     double dispersionPressure(double volume) const { return dispCorr_.pressure(top_.numAtoms, volume); }
 
@@ -96,13 +107,13 @@ private:
     DomainDecomposition* dd_   = nullptr;
     comm::Communicator*  comm_ = nullptr;
     long                 partitionSeen_ = -1;
-    PairList             nonlocalPairList_;
+    ShortRangeList       nonlocalPairList_;
     std::vector<Vec3<real>> xLocal_;
     std::vector<double>     homeCharges_;
     DispCorr             dispCorrMode_;
     InteractionConst     ic_;
     DispersionCorrection dispCorr_;
-    PairList             pairList_;
+    ShortRangeList       pairList_;
     std::unique_ptr<Pme> pme_;
     std::unique_ptr<DistributedPme> distributedPme_;
     PmeClient*                      pmeClient_ = nullptr;

@@ -144,6 +144,7 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     }
     // (the PME grid from the starting box, as in the run a checkpoint continues)
     forces_ = std::make_unique<ForceCalculator>(top_, mdp_, in.coordinates.box, settings_.rlist);
+    forces_->setEnergiesOnlyWithVirial(true); // energies and virial on the same steps (computeE)
     noseHoover_.assign(settings_.groups.size(), NoseHooverState());
     if (restarting)
     {
@@ -295,6 +296,7 @@ void MdRun::writeHeader()
     log_->line(fmt::format("system: {} ({} atoms), integrator {}, dt {} ps, nsteps {}", top_.systemName, top_.numAtoms,
                            enumName(mdp_.integrator), mdp_.dt, nsteps_));
     log_->line(fmt::format("threads: {} for the nonbonded kernel, 1 for the rest (-nt)", options_.numThreads));
+    log_->line("nonbonded kernel: " + forces_->kernelName() + " (PUTMD_SIMD=auto|reference|sse4|avx2|avx512)");
     log_->line(fmt::format("cut-offs: rcoulomb {} nm ({}), rvdw {} nm ({}), DispCorr {}", mdp_.rcoulomb,
                            enumName(mdp_.coulombType), mdp_.rvdw, enumName(mdp_.vdwModifier), enumName(mdp_.dispCorr)));
     const auto g = forces_->pmeGrid();

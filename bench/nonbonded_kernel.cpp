@@ -1,0 +1,160 @@
+/* bench/nonbonded_kernel.cpp — the cluster-pair kernel alone, on one core.
+ *
+ *   nonbonded_kernel_bench SYSTEM_DIR [REPEATS]
+ *
+ * Reads SYSTEM_DIR/{conf.gro,topol.top,md.mdp|ref/ref.mdp}, builds the
+ * cluster list with rlist = max cut-off + 0.1 nm, and times the SIMD kernel
+ * (forces only, and forces + energies) and the plain reference kernel, one
+ * thread, median of REPEATS calls. Prints per kernel: the time per call,
+ * pair interactions per second (atom pairs inside the cut-off), cluster
+ * pairs per second, and the floating-point rate as a fraction of the
+ * core's peak, counting the operations of one 16-lane cluster pair from the
+ * kernel source (see docs/performance.md) against peak = lanes x 2 FMA
+ * pipes x 2 flops x clock (the clock from PUTMD_BENCH_GHZ, default the
+ * machine's nominal frequency read from /proc/cpuinfo if given there).
+ */
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "nonbonded/cluster_grid.h"
+#include "nonbonded/cluster_kernel.h"
+#include "nonbonded/cluster_nonbonded.h"
+#include "nonbonded/interaction_const.h"
+#include "run/system_inputs.h"
+
+using namespace putmd;
+
+namespace
+{
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc < 2)
+    {
+        std::fprintf(stderr, "usage: %s SYSTEM_DIR [REPEATS]\n", argv[0]);
+        return 2;
+    }
+    const std::string dir     = argv[1];
+    const int         repeats = argc > 2 ? std::atoi(argv[2]) : 20;
+    InputPaths        paths;
+    paths.topology    = dir + "/topol.top";
+    paths.coordinates = dir + "/conf.gro";
+    paths.mdp         = std::ifstream(dir + "/md.mdp").good() ? dir + "/md.mdp" : dir + "/ref/ref.mdp";
+    const SystemInputs in = loadSystem(paths);
+    std::vector<Vec3<real>> x;
+    for (const auto& p : in.coordinates.x)
+    {
+        x.push_back(Vec3<real>(p));
+    }
+    const InteractionConst ic  = makeInteractionConst(in.mdp);
+    const Box&             box = in.coordinates.box;
+    const double           rlist = ic.rmax + 0.1;
+
+    // pairs inside the cut-off, counted once with the plain kernel's rule
+    ClusterNonbonded nb;
+    nb.setKernel(ClusterKernelKind::Simd);
+    nb.build(in.topology, box, x, rlist);
+    std::vector<Vec3<real>> f(x.size());
+    EnergyTerms             e;
+    nb.compute(in.topology, ic, box, x, f, e, nullptr); // warm up, set up
+    const double ghz = std::getenv("PUTMD_BENCH_GHZ") ? std::atof(std::getenv("PUTMD_BENCH_GHZ")) : 0.0;
+
+    std::printf("system %s: %zu atoms, rlist %.3f nm, %zu cluster pairs, %zu atom pairs in the list\n", dir.c_str(),
+                x.size(), rlist, nb.numClusterPairs(), nb.numPairs());
+    std::printf("SIMD target: %s\n", clusterKernelTarget().c_str());
+    // count the pairs inside the cut-off with the reference kernel's cut-off test
+    size_t inside = 0;
+    {
+        ClusterGrid     g;
+        ClusterPairList l;
+        g.build(box, x, true);
+        l.search(g, box, rlist, in.topology, true);
+        const double rc2 = ic.rmax * ic.rmax;
+        std::vector<float> xs(g.numSlots()), ys(g.numSlots()), zs(g.numSlots());
+        for (int s = 0; s < g.numSlots(); s++)
+        {
+            const int a = g.atomOfSlot()[s];
+            if (a < 0)
+            {
+                continue;
+            }
+            const auto& w = g.wrapOfSlot()[s];
+            for (int d = 0; d < 3; d++)
+            {
+                const double v = x[a][d] - (w[0] * box.vectors()(0, d) + w[1] * box.vectors()(1, d) + w[2] * box.vectors()(2, d));
+                (d == 0 ? xs : d == 1 ? ys : zs)[s] = float(v);
+            }
+        }
+        for (const ClusterPairI& ie : l.iEntries())
+        {
+            const Vec3<float> t = shiftVector(box, ie.shift);
+            for (int p = ie.jBegin; p < ie.jEnd; p++)
+            {
+                const ClusterPairJ& je = l.jEntries()[p];
+                for (int b = 0; b < 16; b++)
+                {
+                    if (!(je.mask >> b & 1))
+                    {
+                        continue;
+                    }
+                    const int si = ie.ci * 4 + b / 4, sj = je.cj * 4 + b % 4;
+                    const double dx = xs[si] + t.x - xs[sj], dy = ys[si] + t.y - ys[sj], dz = zs[si] + t.z - zs[sj];
+                    inside += dx * dx + dy * dy + dz * dz < rc2;
+                }
+            }
+        }
+    }
+    std::printf("atom pairs inside the cut-off: %zu (%.1f%% of the %zu lanes computed)\n", inside,
+                100.0 * inside / (16.0 * nb.numClusterPairs()), 16 * nb.numClusterPairs());
+
+    struct Case
+    {
+        const char*       name;
+        ClusterKernelKind kind;
+        bool              energies;
+    };
+    for (const Case& c : { Case{ "SIMD, forces", ClusterKernelKind::Simd, false },
+                           Case{ "SIMD, forces + energies", ClusterKernelKind::Simd, true },
+                           Case{ "plain reference", ClusterKernelKind::Reference, true } })
+    {
+        nb.setKernel(c.kind);
+        nb.setEnergiesOnlyWithVirial(!c.energies);
+        std::vector<double> t;
+        const int           n = c.kind == ClusterKernelKind::Reference ? std::max(3, repeats / 10) : repeats;
+        for (int r = 0; r < n; r++)
+        {
+            std::fill(f.begin(), f.end(), Vec3<real>());
+            const auto t0 = std::chrono::steady_clock::now();
+            nb.compute(in.topology, ic, box, x, f, e, nullptr);
+            t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+        const double s = median(t);
+        std::printf("%-26s %8.3f ms/call  %7.3f G pair interactions/s/core  %7.1f M cluster pairs/s  %.2f ns/pair",
+                    c.name, 1e3 * s, inside / s * 1e-9, nb.numClusterPairs() / s * 1e-6, s / inside * 1e9);
+        if (ghz > 0 && c.kind == ClusterKernelKind::Simd)
+        {
+            // flops of one cluster pair of 16 lanes (counted from the kernel; see docs/performance.md)
+            const double flopsPerClusterPair = c.energies ? 16.0 * 88 : 16.0 * 62;
+            const int    lanes               = clusterKernelTarget() == "AVX3" ? 16 : clusterKernelTarget() == "AVX2" ? 8 : 4;
+            const double peak                = lanes * 2 * 2 * ghz * 1e9;
+            std::printf("  %.1f%% of peak (%d lanes, %.2f GHz)", 100 * flopsPerClusterPair * nb.numClusterPairs() / s / peak,
+                        lanes, ghz);
+        }
+        std::printf("\n");
+    }
+    return 0;
+}

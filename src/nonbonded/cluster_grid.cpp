@@ -1,0 +1,118 @@
+#include "nonbonded/cluster_grid.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace putmd
+{
+
+void ClusterGrid::build(const Box& box, const std::vector<Vec3<real>>& x, bool periodic)
+{
+    const int n = static_cast<int>(x.size());
+    xw_.resize(n);
+    wrapOfAtom_.assign(n, { 0, 0, 0 });
+    for (int i = 0; i < n; i++)
+    {
+        if (periodic)
+        {
+            DVec s = box.toFractional(DVec(x[i]));
+            for (int d = 0; d < 3; d++)
+            {
+                const double fl = std::floor(s[d]);
+                wrapOfAtom_[i][d] = static_cast<int>(fl);
+                s[d] -= fl;
+            }
+            xw_[i] = Vec3<float>(box.fromFractional(s));
+        }
+        else
+        {
+            xw_[i] = Vec3<float>(x[i]);
+        }
+    }
+    // the xy rectangle and z range of the atoms
+    float lo[3] = { 0, 0, 0 }, hi[3] = { 0, 0, 0 };
+    for (int d = 0; d < 3 && n > 0; d++)
+    {
+        lo[d] = hi[d] = xw_[0][d];
+        for (int i = 1; i < n; i++)
+        {
+            lo[d] = std::min(lo[d], xw_[i][d]);
+            hi[d] = std::max(hi[d], xw_[i][d]);
+        }
+    }
+    zRange_[0] = lo[2];
+    zRange_[1] = hi[2];
+    // columns of about four atoms per cube of side w
+    const double volume  = std::max(1e-6, double(hi[0] - lo[0]) * (hi[1] - lo[1]) * std::max(1e-3f, hi[2] - lo[2]));
+    const double density = std::max(1.0, n / volume);
+    const double side    = std::cbrt(c_clusterSize / density);
+    for (int d = 0; d < 2; d++)
+    {
+        const double extent = std::max(1e-3, double(hi[d] - lo[d]));
+        numCol_[d]          = std::max(1, std::min(4096, static_cast<int>(extent / side)));
+        origin_[d]          = lo[d];
+        width_[d]           = float(extent / numCol_[d]) * (1 + 1e-6f);
+    }
+    const int numColumns = numCol_[0] * numCol_[1];
+    columnOf_.resize(n);
+    columnCount_.assign(numColumns, 0);
+    for (int i = 0; i < n; i++)
+    {
+        int c[2];
+        for (int d = 0; d < 2; d++)
+        {
+            c[d] = std::clamp(static_cast<int>((xw_[i][d] - origin_[d]) / width_[d]), 0, numCol_[d] - 1);
+        }
+        columnOf_[i] = c[1] * numCol_[0] + c[0];
+        columnCount_[columnOf_[i]]++;
+    }
+    // atoms in column order, then by z within each column
+    order_.resize(n);
+    std::iota(order_.begin(), order_.end(), 0);
+    std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) {
+        return columnOf_[a] != columnOf_[b] ? columnOf_[a] < columnOf_[b] : xw_[a].z < xw_[b].z;
+    });
+    columnStart_.assign(numColumns + 1, 0);
+    for (int c = 0; c < numColumns; c++)
+    {
+        columnStart_[c + 1] = columnStart_[c] + (columnCount_[c] + c_clusterSize - 1) / c_clusterSize;
+    }
+    numClusters_ = columnStart_[numColumns];
+    atomOfSlot_.assign(numSlots(), -1);
+    wrap_.assign(numSlots(), { 0, 0, 0 });
+    slotOfAtom_.assign(n, -1);
+    boxes_.resize(numClusters_);
+    for (int c = 0, k = 0; c < numColumns; c++)
+    {
+        int slot = columnStart_[c] * c_clusterSize;
+        for (int m = 0; m < columnCount_[c]; m++, k++, slot++)
+        {
+            const int a       = order_[k];
+            atomOfSlot_[slot] = a;
+            slotOfAtom_[a]    = slot;
+            wrap_[slot]       = wrapOfAtom_[a];
+        }
+    }
+    for (int ci = 0; ci < numClusters_; ci++)
+    {
+        ClusterBox& b = boxes_[ci];
+        bool        any = false;
+        for (int s = ci * c_clusterSize; s < (ci + 1) * c_clusterSize; s++)
+        {
+            if (atomOfSlot_[s] < 0)
+            {
+                continue;
+            }
+            const Vec3<float>& p = xw_[atomOfSlot_[s]];
+            for (int d = 0; d < 3; d++)
+            {
+                b.lower[d] = any ? std::min(b.lower[d], p[d]) : p[d];
+                b.upper[d] = any ? std::max(b.upper[d], p[d]) : p[d];
+            }
+            any = true;
+        }
+    }
+}
+
+} // namespace putmd

@@ -1,0 +1,89 @@
+/* nonbonded/cluster_kernel.h — the cluster-pair kernels: what they read,
+ * what they write, and the two implementations.
+ *
+ * One kernel computes the entries [iBegin, iEnd) of a cluster-pair list
+ * (cluster_pair_list.h) for one flavour: Coulomb Ewald real space or
+ * reaction field (plain cut-off is reaction field with epsilon-rf = 1),
+ * Lennard-Jones potential-shifted (no modifier: a zero shift) or
+ * force-switched, with or without energies. C6 and C12 come from the
+ * type-pair matrix, so every combination rule is covered. Coordinates,
+ * charges (scaled by sqrt(epsfac)) and types are in the grid's slot order;
+ * forces are added to fx/fy/fz in slot order, the sum of the forces on the
+ * i-atoms of each image shift to fshift (for the virial), energies to
+ * vlj/vcoul.
+ *
+ * clusterKernelReference is the plain twin: one pair at a time, double
+ * arithmetic, erfc from the C library; clusterKernelSimd is the optimised
+ * kernel (Highway, run-time dispatch to the best instruction set: SSE4,
+ * AVX2, AVX-512) and is tested against it for every flavour and every
+ * instruction set the CPU has.
+ */
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nonbonded/cluster_pair_list.h"
+#include "nonbonded/ewald_correction.h"
+
+namespace putmd
+{
+
+enum class ClusterCoulomb { Ewald, ReactionField };
+enum class ClusterVdw { PotentialShift, ForceSwitch };
+/* How the SIMD kernel gets C6/C12 of a pair: gathered from the type-pair
+ * matrix (any force field), or made from per-atom parameters when the
+ * matrix follows a combination rule (no gathers): geometric,
+ * C = A_i A_j with A = sqrt(C_ii); Lorentz-Berthelot, sigma = s_i + s_j,
+ * C6 = e_i e_j sigma^6, C12 = C6 sigma^6 with s = sigma_ii / 2 and
+ * e = 2 sqrt(epsilon_ii). */
+enum class ClusterLjComb { Matrix, Geometric, LorentzBerthelot };
+
+struct ClusterKernelSetup
+{
+    ClusterCoulomb  coulomb  = ClusterCoulomb::Ewald;
+    ClusterVdw      vdw      = ClusterVdw::PotentialShift;
+    bool            energies = true;
+    float           rcoulomb2 = 1, rvdw2 = 1;
+    double          beta = 0, shEwald = 0;      // Ewald
+    double          kRf = 0, cRf = 0;           // reaction field
+    double          shiftC6 = 0, shiftC12 = 0;  // potential shift
+    double          rswitch = 0;                // force switch
+    double          fs6[3] = { 0, 0, 0 }, fs12[3] = { 0, 0, 0 }; // a, b, c
+    EwaldCorrection ewald;                      // the series the SIMD kernel uses
+    const float*    c6 = nullptr, *c12 = nullptr; // numTypes x numTypes
+    int             numTypes = 0;
+    ClusterLjComb   comb = ClusterLjComb::Matrix;
+};
+
+struct ClusterKernelInput
+{
+    const float*   x = nullptr, *y = nullptr, *z = nullptr, *q = nullptr; // per slot, 64-byte aligned
+    const int32_t* type = nullptr;
+    const float*   ljA = nullptr, *ljB = nullptr; // per slot, with a combination rule
+    const float*   shift = nullptr; // 27 x 3
+    const ClusterPairI* iEntries = nullptr;
+    const ClusterPairJ* jEntries = nullptr;
+    int                 iBegin = 0, iEnd = 0;
+};
+
+struct ClusterKernelOutput
+{
+    float* fx = nullptr, *fy = nullptr, *fz = nullptr;
+    double vlj = 0, vcoul = 0;
+    double fshift[27][3] = {};
+    int    overlapSlot[2] = { -1, -1 }; // a pair at zero distance, if any
+};
+
+void clusterKernelReference(const ClusterKernelSetup& setup, const ClusterKernelInput& in, ClusterKernelOutput& out);
+void clusterKernelSimd(const ClusterKernelSetup& setup, const ClusterKernelInput& in, ClusterKernelOutput& out);
+
+/* The instruction set the SIMD kernel dispatches to ("AVX3" is AVX-512). */
+std::string clusterKernelTarget();
+/* Every instruction set compiled in and supported by this CPU, as Highway
+ * target bits, and a way to restrict dispatch to one of them (0: all). */
+std::vector<long long> clusterKernelTargets();
+void                   restrictClusterKernelTarget(long long target);
+
+} // namespace putmd

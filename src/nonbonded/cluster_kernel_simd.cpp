@@ -1,0 +1,403 @@
+/* The SIMD cluster-pair kernel (Highway), compiled once per instruction set
+ * and chosen at run time.
+ *
+ * Layout: a register of W lanes (4 SSE4, 8 AVX2, 16 AVX-512) holds W/4
+ * i-atoms times the 4 j-atoms of a j-cluster, lane l = 4 (ii - first) + jj;
+ * the j-cluster's coordinates are loaded once and repeated in every 128-bit
+ * block (LoadDup128), the i-atoms' are prepared per i-entry as registers
+ * with each atom repeated four times. 16/W registers cover a cluster pair.
+ * The interaction mask of the entry selects lanes bit by bit. Forces on
+ * the i-atoms accumulate in registers over the j-list; forces on the
+ * j-atoms are folded from W lanes to one block and subtracted at once.
+ * Ewald: 1/r^3 and 1/r from rsqrt with one Newton step, the erf part from
+ * the polynomial of ewald_correction.h (Horner); C6/C12 gathered
+ * from the type-pair matrix.
+ */
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "nonbonded/cluster_kernel_simd.cpp"
+#include <hwy/foreach_target.h> // IWYU pragma: keep
+
+#include <hwy/aligned_allocator.h>
+#include <hwy/highway.h>
+
+#include "nonbonded/cluster_kernel.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace putmd
+{
+namespace HWY_NAMESPACE
+{
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET == HWY_SCALAR
+// one lane: the 4x4 layout needs four; the baseline of a build without SIMD
+void ClusterKernelSimd(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKernelOutput& out)
+{
+    clusterKernelReference(k, in, out);
+}
+#else
+template<class D>
+HWY_INLINE auto foldToBlock(D d, hn::Vec<D> v)
+{
+    if constexpr (hn::MaxLanes(D()) <= 4)
+    {
+        return v;
+    }
+    else
+    {
+        const hn::Half<D> dh;
+        return foldToBlock(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
+    }
+}
+
+/* The polynomial with 16 coefficients c (zero-padded) at t by Estrin's
+ * scheme: depth four multiply-adds instead of a chain of fifteen, which
+ * matters because one cluster pair is a single register on AVX-512. */
+template<class V>
+HWY_INLINE V estrin16(const V* c, V t)
+{
+    const V t2 = hn::Mul(t, t), t4 = hn::Mul(t2, t2), t8 = hn::Mul(t4, t4);
+    // written out: a loop over arrays of vectors is not always unrolled
+    const V p0 = hn::MulAdd(c[1], t, c[0]), p1 = hn::MulAdd(c[3], t, c[2]);
+    const V p2 = hn::MulAdd(c[5], t, c[4]), p3 = hn::MulAdd(c[7], t, c[6]);
+    const V p4 = hn::MulAdd(c[9], t, c[8]), p5 = hn::MulAdd(c[11], t, c[10]);
+    const V p6 = hn::MulAdd(c[13], t, c[12]), p7 = hn::MulAdd(c[15], t, c[14]);
+    const V q0 = hn::MulAdd(p1, t2, p0), q1 = hn::MulAdd(p3, t2, p2);
+    const V q2 = hn::MulAdd(p5, t2, p4), q3 = hn::MulAdd(p7, t2, p6);
+    return hn::MulAdd(hn::MulAdd(q3, t4, q2), t8, hn::MulAdd(q1, t4, q0));
+}
+
+template<bool kEwald, bool kForceSwitch, bool kEnergies, ClusterLjComb kComb>
+void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKernelOutput& out)
+{
+    const hn::ScalableTag<float>   d;
+    const hn::RebindToSigned<decltype(d)> di;
+    const hn::FixedTag<float, 4>   d4;
+    using V                = hn::Vec<decltype(d)>;
+    using VI               = hn::Vec<decltype(di)>;
+    constexpr int W        = static_cast<int>(hn::MaxLanes(decltype(d)()));
+    static_assert(W >= 4 && W <= 16, "the cluster kernel needs 4 to 16 float lanes");
+    constexpr int R        = 16 / W; // registers per cluster pair
+
+    const V rc2 = hn::Set(d, k.rcoulomb2), rv2 = hn::Set(d, k.rvdw2);
+    const bool vdwShorter = k.rvdw2 < k.rcoulomb2;
+    const V half = hn::Set(d, 0.5f), three = hn::Set(d, 3.0f);
+    const V sixV = hn::Set(d, 6.0f), twelveV = hn::Set(d, 12.0f);
+    const V eps  = hn::Set(d, 1e-12f);
+    const V tScale = hn::Set(d, float(2 / k.ewald.smax)), one = hn::Set(d, 1.0f);
+    const V shEwald = hn::Set(d, float(k.shEwald));
+    const V twoKrf = hn::Set(d, float(2 * k.kRf)), kRf = hn::Set(d, float(k.kRf)), cRf = hn::Set(d, float(k.cRf));
+    const V sh6 = hn::Set(d, float(k.shiftC6)), sh12 = hn::Set(d, float(k.shiftC12));
+    const V rsw = hn::Set(d, float(k.rswitch));
+    const V a6 = hn::Set(d, float(k.fs6[0])), b6 = hn::Set(d, float(k.fs6[1])), c6s = hn::Set(d, float(k.fs6[2]));
+    const V a12 = hn::Set(d, float(k.fs12[0])), b12 = hn::Set(d, float(k.fs12[1])), c12s = hn::Set(d, float(k.fs12[2]));
+    const V third = hn::Set(d, 1.0f / 3), quarter = hn::Set(d, 0.25f);
+    static_assert(EwaldCorrection::c_maxCoefficients == 16, "estrin16 evaluates 16 coefficients");
+    V fCoef[16], vCoef[16];
+    for (int c = 0; c < 16; c++)
+    {
+        fCoef[c] = hn::Set(d, c < static_cast<int>(k.ewald.force.size()) ? k.ewald.force[c] : 0.0f);
+        vCoef[c] = hn::Set(d, c < static_cast<int>(k.ewald.energy.size()) ? k.ewald.energy[c] : 0.0f);
+    }
+    // locals, so that stores to the forces cannot be taken to change them
+    const float* HWY_RESTRICT xA = in.x;
+    const float* HWY_RESTRICT yA = in.y;
+    const float* HWY_RESTRICT zA = in.z;
+    const float* HWY_RESTRICT qA = in.q;
+    const int32_t* HWY_RESTRICT typeA = in.type;
+    const float* HWY_RESTRICT c6A = k.c6;
+    const float* HWY_RESTRICT c12A = k.c12;
+    const float* HWY_RESTRICT ljAA = in.ljA;
+    const float* HWY_RESTRICT ljBA = in.ljB;
+    float* HWY_RESTRICT fxA = out.fx;
+    float* HWY_RESTRICT fyA = out.fy;
+    float* HWY_RESTRICT fzA = out.fz;
+    const ClusterPairJ* HWY_RESTRICT jList = in.jEntries;
+
+    VI laneBit[R];
+    for (int r = 0; r < R; r++)
+    {
+        laneBit[r] = hn::Shl(hn::Set(di, 1), hn::Iota(di, r * W));
+    }
+
+    HWY_ALIGN float   bufX[16], bufY[16], bufZ[16], bufQ[16];
+    HWY_ALIGN int32_t bufT[16];
+    HWY_ALIGN float   bufA[16], bufB[16];
+    HWY_ALIGN float   outX[16], outY[16], outZ[16];
+    bool overlap = false;
+
+    for (int ie = in.iBegin; ie < in.iEnd; ie++)
+    {
+        const ClusterPairI& e  = in.iEntries[ie];
+        const float*        sv = in.shift + 3 * e.shift;
+        for (int ii = 0; ii < 4; ii++)
+        {
+            const int s = e.ci * 4 + ii;
+            for (int jj = 0; jj < 4; jj++)
+            {
+                bufX[4 * ii + jj] = in.x[s] + sv[0];
+                bufY[4 * ii + jj] = in.y[s] + sv[1];
+                bufZ[4 * ii + jj] = in.z[s] + sv[2];
+                bufQ[4 * ii + jj] = in.q[s];
+                bufT[4 * ii + jj] = in.type[s] * k.numTypes;
+                if constexpr (kComb != ClusterLjComb::Matrix)
+                {
+                    bufA[4 * ii + jj] = in.ljA[s];
+                    bufB[4 * ii + jj] = in.ljB[s];
+                }
+            }
+        }
+        V  xi[R], yi[R], zi[R], qi[R], fix[R], fiy[R], fiz[R], ai[R], bi[R];
+        VI rowI[R];
+        for (int r = 0; r < R; r++)
+        {
+            xi[r]   = hn::Load(d, bufX + r * W);
+            yi[r]   = hn::Load(d, bufY + r * W);
+            zi[r]   = hn::Load(d, bufZ + r * W);
+            qi[r]   = hn::Load(d, bufQ + r * W);
+            rowI[r] = hn::Load(di, bufT + r * W);
+            if constexpr (kComb != ClusterLjComb::Matrix)
+            {
+                ai[r] = hn::Load(d, bufA + r * W);
+                bi[r] = hn::Load(d, bufB + r * W);
+            }
+            fix[r] = fiy[r] = fiz[r] = hn::Zero(d);
+        }
+        V vcAcc = hn::Zero(d), vlAcc = hn::Zero(d);
+        auto overlapMask = hn::Lt(hn::Zero(d), hn::Zero(d));
+
+        for (int p = e.jBegin; p < e.jEnd; p++)
+        {
+            const ClusterPairJ je = jList[p];
+            const int          sj = je.cj * 4;
+            const V  xj = hn::LoadDup128(d, xA + sj), yj = hn::LoadDup128(d, yA + sj), zj = hn::LoadDup128(d, zA + sj);
+            const V  qj = hn::LoadDup128(d, qA + sj);
+            VI tj;
+            V  aj, bj;
+            if constexpr (kComb == ClusterLjComb::Matrix)
+            {
+                tj = hn::LoadDup128(di, typeA + sj);
+            }
+            else
+            {
+                aj = hn::LoadDup128(d, ljAA + sj);
+                bj = hn::LoadDup128(d, ljBA + sj);
+            }
+            const VI maskBits = hn::Set(di, static_cast<int32_t>(je.mask));
+            V fjx = hn::Zero(d), fjy = hn::Zero(d), fjz = hn::Zero(d);
+            for (int r = 0; r < R; r++)
+            {
+                const V dx = hn::Sub(xi[r], xj), dy = hn::Sub(yi[r], yj), dz = hn::Sub(zi[r], zj);
+                const V r2 = hn::MulAdd(dx, dx, hn::MulAdd(dy, dy, hn::Mul(dz, dz)));
+                const auto inList = hn::RebindMask(d, hn::TestBit(maskBits, laneBit[r]));
+                const auto m      = hn::And(inList, hn::Lt(r2, rc2));
+                overlapMask       = hn::Or(overlapMask, hn::And(m, hn::Lt(r2, eps)));
+                V rinv = hn::ApproximateReciprocalSqrt(r2);
+                rinv   = hn::Mul(hn::Mul(rinv, half), hn::NegMulAdd(hn::Mul(r2, rinv), rinv, three));
+                rinv          = hn::IfThenElseZero(m, rinv);
+                const V rinv2 = hn::Mul(rinv, rinv);
+                const V qq    = hn::Mul(qi[r], qj);
+                V       fscal;
+                if constexpr (kEwald)
+                {
+                    const V t  = hn::MulSub(r2, tScale, one);
+                    const V hF = hn::IfThenElseZero(m, estrin16(fCoef, t));
+                    fscal      = hn::Mul(qq, hn::MulSub(rinv, rinv2, hF));
+                    if constexpr (kEnergies)
+                    {
+                        const V hV = hn::IfThenElseZero(m, hn::Add(estrin16(vCoef, t), shEwald));
+                        vcAcc      = hn::MulAdd(qq, hn::Sub(rinv, hV), vcAcc);
+                    }
+                }
+                else
+                {
+                    fscal = hn::Mul(qq, hn::MulSub(rinv, rinv2, hn::IfThenElseZero(m, twoKrf)));
+                    if constexpr (kEnergies)
+                    {
+                        vcAcc = hn::MulAdd(qq, hn::Add(rinv, hn::IfThenElseZero(m, hn::MulSub(kRf, r2, cRf))), vcAcc);
+                    }
+                }
+                // Lennard-Jones
+                auto mv    = m;
+                V    rinvV = rinv, rinvV2 = rinv2;
+                if (vdwShorter)
+                {
+                    mv     = hn::And(m, hn::Lt(r2, rv2));
+                    rinvV  = hn::IfThenElseZero(mv, rinv);
+                    rinvV2 = hn::Mul(rinvV, rinvV);
+                }
+                V c6, c12;
+                if constexpr (kComb == ClusterLjComb::Matrix)
+                {
+                    const VI idx = hn::Add(rowI[r], tj);
+                    c6           = hn::GatherIndex(d, c6A, idx);
+                    c12          = hn::GatherIndex(d, c12A, idx);
+                }
+                else if constexpr (kComb == ClusterLjComb::Geometric)
+                {
+                    c6  = hn::Mul(ai[r], aj);
+                    c12 = hn::Mul(bi[r], bj);
+                }
+                else
+                {
+                    const V sig  = hn::Add(ai[r], aj);
+                    const V sig2 = hn::Mul(sig, sig);
+                    const V sig6 = hn::Mul(hn::Mul(sig2, sig2), sig2);
+                    c6           = hn::Mul(hn::Mul(bi[r], bj), sig6);
+                    c12          = hn::Mul(c6, sig6);
+                }
+                const V  rinv6 = hn::Mul(hn::Mul(rinvV2, rinvV2), rinvV2);
+                if constexpr (kForceSwitch)
+                {
+                    const V rr   = hn::Mul(r2, rinvV);
+                    const V dr   = hn::Max(hn::Sub(rr, rsw), hn::Zero(d));
+                    const V dr2  = hn::Mul(dr, dr);
+                    const V f6   = hn::Mul(hn::MulAdd(hn::Mul(sixV, rinv6), rinvV, hn::Mul(dr2, hn::MulAdd(b6, dr, a6))), rinvV);
+                    const V r12  = hn::Mul(rinv6, rinv6);
+                    const V f12  = hn::Mul(hn::MulAdd(hn::Mul(twelveV, r12), rinvV, hn::Mul(dr2, hn::MulAdd(b12, dr, a12))), rinvV);
+                    fscal        = hn::Add(fscal, hn::MulSub(c12, f12, hn::Mul(c6, f6)));
+                    if constexpr (kEnergies)
+                    {
+                        const V dr3 = hn::Mul(dr2, dr);
+                        // v = r^-a - A/3 dr^3 - B/4 dr^4 - C (masked)
+                        const V v6  = hn::Sub(rinv6, hn::IfThenElseZero(mv, hn::Add(hn::Mul(dr3, hn::MulAdd(hn::Mul(b6, quarter), dr, hn::Mul(a6, third))), c6s)));
+                        const V v12 = hn::Sub(r12, hn::IfThenElseZero(mv, hn::Add(hn::Mul(dr3, hn::MulAdd(hn::Mul(b12, quarter), dr, hn::Mul(a12, third))), c12s)));
+                        vlAcc       = hn::Add(vlAcc, hn::MulSub(c12, v12, hn::Mul(c6, v6)));
+                    }
+                }
+                else
+                {
+                    const V vr6  = hn::Mul(c6, rinv6);
+                    const V vr12 = hn::Mul(hn::Mul(c12, rinv6), rinv6);
+                    fscal        = hn::MulAdd(hn::MulSub(twelveV, vr12, hn::Mul(sixV, vr6)), rinvV2, fscal);
+                    if constexpr (kEnergies)
+                    {
+                        const V s12 = hn::IfThenElseZero(mv, hn::Mul(c12, sh12));
+                        const V s6  = hn::IfThenElseZero(mv, hn::Mul(c6, sh6));
+                        vlAcc       = hn::Add(vlAcc, hn::Sub(hn::Sub(vr12, s12), hn::Sub(vr6, s6)));
+                    }
+                }
+                const V fx = hn::Mul(fscal, dx), fy = hn::Mul(fscal, dy), fz = hn::Mul(fscal, dz);
+                fix[r] = hn::Add(fix[r], fx);
+                fiy[r] = hn::Add(fiy[r], fy);
+                fiz[r] = hn::Add(fiz[r], fz);
+                fjx    = hn::Add(fjx, fx);
+                fjy    = hn::Add(fjy, fy);
+                fjz    = hn::Add(fjz, fz);
+            }
+            hn::Store(hn::Sub(hn::Load(d4, fxA + sj), foldToBlock(d, fjx)), d4, fxA + sj);
+            hn::Store(hn::Sub(hn::Load(d4, fyA + sj), foldToBlock(d, fjy)), d4, fyA + sj);
+            hn::Store(hn::Sub(hn::Load(d4, fzA + sj), foldToBlock(d, fjz)), d4, fzA + sj);
+        }
+        // i-forces: each atom's four lanes summed
+        for (int r = 0; r < R; r++)
+        {
+            hn::Store(fix[r], d, outX + r * W);
+            hn::Store(fiy[r], d, outY + r * W);
+            hn::Store(fiz[r], d, outZ + r * W);
+        }
+        for (int ii = 0; ii < 4; ii++)
+        {
+            const float sx = (outX[4 * ii] + outX[4 * ii + 1]) + (outX[4 * ii + 2] + outX[4 * ii + 3]);
+            const float sy = (outY[4 * ii] + outY[4 * ii + 1]) + (outY[4 * ii + 2] + outY[4 * ii + 3]);
+            const float sz = (outZ[4 * ii] + outZ[4 * ii + 1]) + (outZ[4 * ii + 2] + outZ[4 * ii + 3]);
+            out.fx[e.ci * 4 + ii] += sx;
+            out.fy[e.ci * 4 + ii] += sy;
+            out.fz[e.ci * 4 + ii] += sz;
+            out.fshift[e.shift][0] += sx;
+            out.fshift[e.shift][1] += sy;
+            out.fshift[e.shift][2] += sz;
+        }
+        if constexpr (kEnergies)
+        {
+            out.vcoul += hn::GetLane(hn::SumOfLanes(d, vcAcc));
+            out.vlj += hn::GetLane(hn::SumOfLanes(d, vlAcc));
+        }
+        if (!hn::AllFalse(d, overlapMask))
+        {
+            overlap = true;
+        }
+    }
+    if (overlap)
+    {
+        out.overlapSlot[0] = -2; // the driver reruns the plain kernel to name the atoms
+    }
+}
+
+template<bool kEwald, bool kForceSwitch, bool kEnergies>
+void withComb(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKernelOutput& out)
+{
+    switch (k.comb)
+    {
+        case ClusterLjComb::Matrix: kernel<kEwald, kForceSwitch, kEnergies, ClusterLjComb::Matrix>(k, in, out); break;
+        case ClusterLjComb::Geometric: kernel<kEwald, kForceSwitch, kEnergies, ClusterLjComb::Geometric>(k, in, out); break;
+        case ClusterLjComb::LorentzBerthelot:
+            kernel<kEwald, kForceSwitch, kEnergies, ClusterLjComb::LorentzBerthelot>(k, in, out);
+            break;
+    }
+}
+
+template<bool kEwald, bool kForceSwitch>
+void withEnergies(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKernelOutput& out)
+{
+    k.energies ? withComb<kEwald, kForceSwitch, true>(k, in, out) : withComb<kEwald, kForceSwitch, false>(k, in, out);
+}
+
+void ClusterKernelSimd(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKernelOutput& out)
+{
+    const bool fsw = k.vdw == ClusterVdw::ForceSwitch;
+    if (k.coulomb == ClusterCoulomb::Ewald)
+    {
+        fsw ? withEnergies<true, true>(k, in, out) : withEnergies<true, false>(k, in, out);
+    }
+    else
+    {
+        fsw ? withEnergies<false, true>(k, in, out) : withEnergies<false, false>(k, in, out);
+    }
+}
+
+#endif // HWY_TARGET == HWY_SCALAR
+
+const char* ClusterKernelTargetName()
+{
+    return hwy::TargetName(HWY_TARGET);
+}
+
+} // namespace HWY_NAMESPACE
+} // namespace putmd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace putmd
+{
+
+HWY_EXPORT(ClusterKernelSimd);
+HWY_EXPORT(ClusterKernelTargetName);
+
+void clusterKernelSimd(const ClusterKernelSetup& setup, const ClusterKernelInput& in, ClusterKernelOutput& out)
+{
+    HWY_DYNAMIC_DISPATCH(ClusterKernelSimd)(setup, in, out);
+}
+
+std::string clusterKernelTarget()
+{
+    return HWY_DYNAMIC_DISPATCH(ClusterKernelTargetName)();
+}
+
+std::vector<long long> clusterKernelTargets()
+{
+    std::vector<long long> t;
+    for (int64_t target : hwy::SupportedAndGeneratedTargets())
+    {
+        t.push_back(target);
+    }
+    return t;
+}
+
+void restrictClusterKernelTarget(long long target)
+{
+    hwy::SetSupportedTargetsForTest(target);
+}
+
+} // namespace putmd
+#endif

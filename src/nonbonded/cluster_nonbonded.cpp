@@ -1,0 +1,413 @@
+#include "nonbonded/cluster_nonbonded.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include <hwy/targets.h>
+
+#include "core/error.h"
+#include "nonbonded/exclusion_corrections.h"
+
+namespace putmd
+{
+
+ClusterKernelKind clusterKernelFromEnvironment()
+{
+    const char* v = std::getenv("PUTMD_SIMD");
+    if (!v || !*v || std::strcmp(v, "auto") == 0)
+    {
+        return ClusterKernelKind::Simd;
+    }
+    const std::string s = v;
+    if (s == "reference")
+    {
+        return ClusterKernelKind::Reference;
+    }
+    long long cap = 0;
+    if (s == "sse4")
+    {
+        cap = HWY_SSE4 | HWY_EMU128;
+    }
+    else if (s == "avx2")
+    {
+        cap = HWY_AVX2 | HWY_SSE4 | HWY_EMU128;
+    }
+    else if (s == "avx512")
+    {
+        cap = HWY_AVX3 | HWY_AVX2 | HWY_SSE4 | HWY_EMU128;
+    }
+    else
+    {
+        throw InputError("environment variable PUTMD_SIMD is '" + s
+                         + "'; valid values are auto, reference, sse4, avx2 and avx512");
+    }
+    restrictClusterKernelTarget(cap & hwy::SupportedTargets());
+    return ClusterKernelKind::Simd;
+}
+
+ClusterLjComb detectCombinationRule(const Topology& top, std::vector<float>* a, std::vector<float>* b)
+{
+    const int n = top.numLjTypes;
+    auto close  = [](double x, double y) { return std::abs(x - y) <= 1e-5 * std::max(std::abs(x), std::abs(y)) + 1e-30; };
+    bool geometric = true, lb = true;
+    std::vector<double> sigma(n, 0.0), eps(n, 0.0);
+    for (int t = 0; t < n; t++)
+    {
+        const double c6 = top.c6Of(t, t), c12 = top.c12Of(t, t);
+        if (c6 < 0 || c12 < 0)
+        {
+            geometric = lb = false;
+        }
+        if (c6 > 0 && c12 > 0)
+        {
+            sigma[t] = std::pow(c12 / c6, 1.0 / 6);
+            eps[t]   = c6 * c6 / (4 * c12);
+        }
+        else if (c6 != 0 || c12 != 0)
+        {
+            lb = false; // one of C6, C12 zero: no sigma/epsilon
+        }
+    }
+    for (int i = 0; i < n && (geometric || lb); i++)
+    {
+        for (int j = 0; j < n; j++)
+        {
+            const double c6 = top.c6Of(i, j), c12 = top.c12Of(i, j);
+            if (geometric && c6 >= 0 && c12 >= 0)
+            {
+                geometric = close(c6, std::sqrt(top.c6Of(i, i) * top.c6Of(j, j)))
+                            && close(c12, std::sqrt(top.c12Of(i, i) * top.c12Of(j, j)));
+            }
+            if (lb)
+            {
+                const double s   = 0.5 * (sigma[i] + sigma[j]);
+                const double e   = std::sqrt(eps[i] * eps[j]);
+                const double s6  = std::pow(s, 6);
+                lb = close(c6, 4 * e * s6) && close(c12, 4 * e * s6 * s6);
+            }
+        }
+    }
+    a->assign(n, 0.0f);
+    b->assign(n, 0.0f);
+    if (geometric)
+    {
+        for (int t = 0; t < n; t++)
+        {
+            (*a)[t] = float(std::sqrt(top.c6Of(t, t)));
+            (*b)[t] = float(std::sqrt(top.c12Of(t, t)));
+        }
+        return ClusterLjComb::Geometric;
+    }
+    if (lb)
+    {
+        for (int t = 0; t < n; t++)
+        {
+            (*a)[t] = float(0.5 * sigma[t]);
+            (*b)[t] = float(2 * std::sqrt(eps[t]));
+        }
+        return ClusterLjComb::LorentzBerthelot;
+    }
+    return ClusterLjComb::Matrix;
+}
+
+ClusterNonbonded::ClusterNonbonded() : kind_(clusterKernelFromEnvironment()) {}
+
+std::string ClusterNonbonded::kernelName() const
+{
+    return kind_ == ClusterKernelKind::Reference ? "plain reference (4x4 clusters)"
+                                                 : "SIMD " + clusterKernelTarget() + " (4x4 clusters)";
+}
+
+void ClusterNonbonded::build(const Topology& top, const Box& box, const std::vector<Vec3<real>>& x, double rlist)
+{
+    rlist_ = rlist;
+    grid_.build(box, x, true);
+    list_.search(grid_, box, rlist, top, true);
+    numAtomPairs_ = list_.numAtomPairs();
+    pendingPairs_ = false;
+    setupFor_     = nullptr; // the slots changed: types again
+}
+
+void ClusterNonbonded::setPairs(std::vector<int> start, std::vector<int> j, double rlist)
+{
+    rlist_        = rlist;
+    pairStart_    = std::move(start);
+    pairJ_        = std::move(j);
+    numAtomPairs_ = pairJ_.size();
+    pendingPairs_ = true;
+}
+
+void ClusterNonbonded::prepareSetup(const Topology& top, const InteractionConst& ic)
+{
+    ClusterKernelSetup& k = setup_;
+    k.coulomb   = ic.coulombType == CoulombType::Pme ? ClusterCoulomb::Ewald : ClusterCoulomb::ReactionField;
+    k.vdw       = ic.vdwModifier == InteractionModifier::ForceSwitch ? ClusterVdw::ForceSwitch : ClusterVdw::PotentialShift;
+    k.rcoulomb2 = float(ic.rcoulomb * ic.rcoulomb);
+    k.rvdw2     = float(ic.rvdw * ic.rvdw);
+    k.beta      = ic.ewaldCoeff;
+    k.shEwald   = ic.shEwald;
+    k.kRf       = ic.kRf;
+    k.cRf       = ic.cRf;
+    k.shiftC6   = ic.shiftC6;
+    k.shiftC12  = ic.shiftC12;
+    k.rswitch   = ic.rvdwSwitch;
+    k.fs6[0]    = ic.fswitch6.a;
+    k.fs6[1]    = ic.fswitch6.b;
+    k.fs6[2]    = ic.fswitch6.c;
+    k.fs12[0]   = ic.fswitch12.a;
+    k.fs12[1]   = ic.fswitch12.b;
+    k.fs12[2]   = ic.fswitch12.c;
+    if (k.coulomb == ClusterCoulomb::Ewald && setupBeta_ != ic.ewaldCoeff)
+    {
+        k.ewald    = EwaldCorrection::fit(ic.ewaldCoeff, ic.rcoulomb);
+        setupBeta_ = ic.ewaldCoeff;
+    }
+    c6_.assign(top.c6.begin(), top.c6.end());
+    c12_.assign(top.c12.begin(), top.c12.end());
+    k.c6       = c6_.data();
+    k.c12      = c12_.data();
+    k.numTypes = top.numLjTypes;
+    k.comb     = detectCombinationRule(top, &typeA_, &typeB_);
+    if (forceMatrix_)
+    {
+        k.comb = ClusterLjComb::Matrix;
+    }
+    // charges, types and per-atom LJ parameters in slot order (padding:
+    // no charge, type 0, no LJ)
+    const int ns = grid_.numSlots();
+    const double s = std::sqrt(ic.epsfac);
+    q_.assign(ns, 0.0f);
+    type_.assign(ns, 0);
+    ljA_.assign(ns, 0.0f);
+    ljB_.assign(ns, 0.0f);
+    for (int slot = 0; slot < ns; slot++)
+    {
+        const int a = grid_.atomOfSlot()[slot];
+        if (a >= 0)
+        {
+            q_[slot]    = float(s * top.charge[a]);
+            type_[slot] = top.ljType[a];
+            ljA_[slot]  = typeA_[top.ljType[a]];
+            ljB_[slot]  = typeB_[top.ljType[a]];
+        }
+    }
+    setupFor_ = &ic;
+}
+
+void ClusterNonbonded::fillCoordinates(const Box& box, const std::vector<Vec3<real>>& x)
+{
+    const int   ns = grid_.numSlots();
+    const auto& b  = box.vectors();
+    x_.resize(ns);
+    y_.resize(ns);
+    z_.resize(ns);
+    for (int slot = 0; slot < ns; slot++)
+    {
+        const int a = grid_.atomOfSlot()[slot];
+        if (a < 0)
+        {
+            x_[slot] = y_[slot] = z_[slot] = 0;
+            continue;
+        }
+        const auto& w = grid_.wrapOfSlot()[slot];
+        Vec3<real>  p = x[a];
+        if (w[0] | w[1] | w[2])
+        {
+            for (int d = 0; d < 3; d++)
+            {
+                p[d] -= real(w[0] * b(0, d) + w[1] * b(1, d) + w[2] * b(2, d));
+            }
+        }
+        x_[slot] = float(p.x);
+        y_[slot] = float(p.y);
+        z_[slot] = float(p.z);
+    }
+    for (int s = 0; s < c_numShifts; s++)
+    {
+        const Vec3<float> v = shiftVector(box, s);
+        shift_[3 * s]     = v.x;
+        shift_[3 * s + 1] = v.y;
+        shift_[3 * s + 2] = v.z;
+    }
+}
+
+void ClusterNonbonded::reportOverlap(const Topology& top)
+{
+    ClusterKernelInput in;
+    in.x = x_.data(), in.y = y_.data(), in.z = z_.data(), in.q = q_.data(), in.type = type_.data();
+    in.shift    = shift_;
+    in.iEntries = list_.iEntries().data();
+    in.jEntries = list_.jEntries().data();
+    in.iEnd     = static_cast<int>(list_.iEntries().size());
+    std::vector<float>  f(3 * x_.size());
+    ClusterKernelOutput out;
+    out.fx = f.data(), out.fy = f.data() + x_.size(), out.fz = f.data() + 2 * x_.size();
+    clusterKernelReference(setup_, in, out);
+    const int i = out.overlapSlot[0] >= 0 ? grid_.atomOfSlot()[out.overlapSlot[0]] : 0;
+    const int j = out.overlapSlot[1] >= 0 ? grid_.atomOfSlot()[out.overlapSlot[1]] : 0;
+    throw AtomOverlapError(std::min(i, j), std::max(i, j),
+                           top.describeAtom(std::min(i, j)) + " and " + top.describeAtom(std::max(i, j))
+                                   + " are at the same position but interact (they are not excluded); "
+                                     "the coordinates are not a valid configuration");
+}
+
+void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, const Box& box,
+                               const std::vector<Vec3<real>>& x, std::vector<Vec3<real>>& f, EnergyTerms& energies,
+                               Matrix3* virial)
+{
+    if (pendingPairs_)
+    {
+        grid_.build(box, x, false);
+        list_.fromPairs(grid_, pairStart_, pairJ_);
+        pendingPairs_ = false;
+        setupFor_     = nullptr;
+    }
+    if (setupFor_ != &ic || q_.size() != size_t(grid_.numSlots()))
+    {
+        prepareSetup(top, ic);
+    }
+    setup_.energies = !energiesOnlyWithVirial_ || virial != nullptr;
+    fillCoordinates(box, x);
+
+    const auto& ie = list_.iEntries();
+    const int   ni = static_cast<int>(ie.size());
+    const int   nt = std::max(1, std::min(numThreads_, std::max(1, ni)));
+    const int   ns = grid_.numSlots();
+    // shares of about equal numbers of j-entries
+    threadStart_.assign(nt + 1, ni);
+    threadStart_[0] = 0;
+    const long totalJ = static_cast<long>(list_.jEntries().size());
+    for (int t = 1, e = 0; t < nt; t++)
+    {
+        const long target = totalJ * t / nt;
+        while (e < ni && ie[e].jBegin < target)
+        {
+            e++;
+        }
+        threadStart_[t] = e;
+    }
+    threadF_.resize(nt);
+    threadOut_.assign(nt, ClusterKernelOutput());
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+    for (int t = 0; t < nt; t++)
+    {
+        auto& buf = threadF_[t];
+        buf.assign(3 * size_t(ns), 0.0f);
+        ClusterKernelOutput& out = threadOut_[t];
+        out.fx = buf.data();
+        out.fy = buf.data() + ns;
+        out.fz = buf.data() + 2 * size_t(ns);
+        ClusterKernelInput in;
+        in.x = x_.data(), in.y = y_.data(), in.z = z_.data(), in.q = q_.data(), in.type = type_.data();
+        in.ljA = ljA_.data(), in.ljB = ljB_.data();
+        in.shift    = shift_;
+        in.iEntries = ie.data();
+        in.jEntries = list_.jEntries().data();
+        in.iBegin   = threadStart_[t];
+        in.iEnd     = threadStart_[t + 1];
+        if (kind_ == ClusterKernelKind::Reference)
+        {
+            clusterKernelReference(setup_, in, out);
+        }
+        else
+        {
+            clusterKernelSimd(setup_, in, out);
+        }
+    }
+    for (const ClusterKernelOutput& out : threadOut_)
+    {
+        if (out.overlapSlot[0] != -1)
+        {
+            reportOverlap(top);
+        }
+    }
+    // forces back to atom order, thread buffers summed in thread order
+    const auto& atomOf = grid_.atomOfSlot();
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int slot = 0; slot < ns; slot++)
+    {
+        const int a = atomOf[slot];
+        if (a < 0)
+        {
+            continue;
+        }
+        float sx = 0, sy = 0, sz = 0;
+        for (int t = 0; t < nt; t++)
+        {
+            sx += threadF_[t][slot];
+            sy += threadF_[t][ns + slot];
+            sz += threadF_[t][2 * size_t(ns) + slot];
+        }
+        f[a] += Vec3<real>(real(sx), real(sy), real(sz));
+    }
+    double vlj = 0, vcoul = 0;
+    double fshift[c_numShifts][3] = {};
+    for (const ClusterKernelOutput& out : threadOut_)
+    {
+        vlj += out.vlj;
+        vcoul += out.vcoul;
+        for (int s = 0; s < c_numShifts; s++)
+        {
+            for (int d = 0; d < 3; d++)
+            {
+                fshift[s][d] += out.fshift[s][d];
+            }
+        }
+    }
+    if (virial)
+    {
+        // -0.5 sum_slots x (x) F - 0.5 sum_shifts T (x) F_i(T)
+        Matrix3 v;
+        for (int slot = 0; slot < ns; slot++)
+        {
+            if (atomOf[slot] < 0)
+            {
+                continue;
+            }
+            double fs[3] = { 0, 0, 0 };
+            for (int t = 0; t < nt; t++)
+            {
+                fs[0] += threadF_[t][slot];
+                fs[1] += threadF_[t][ns + slot];
+                fs[2] += threadF_[t][2 * size_t(ns) + slot];
+            }
+            const double xs[3] = { x_[slot], y_[slot], z_[slot] };
+            for (int a = 0; a < 3; a++)
+            {
+                for (int b = 0; b < 3; b++)
+                {
+                    v(a, b) -= 0.5 * xs[a] * fs[b];
+                }
+            }
+        }
+        for (int s = 0; s < c_numShifts; s++)
+        {
+            const double t[3] = { shift_[3 * s], shift_[3 * s + 1], shift_[3 * s + 2] };
+            for (int a = 0; a < 3; a++)
+            {
+                for (int b = 0; b < 3; b++)
+                {
+                    v(a, b) -= 0.5 * t[a] * fshift[s][b];
+                }
+            }
+        }
+        for (int a = 0; a < 3; a++)
+        {
+            for (int b = 0; b < 3; b++)
+            {
+                (*virial)(a, b) += v(a, b);
+            }
+        }
+    }
+    const double vexcl = exclusionCorrections_ ? exclusionCorrections(top, ic, Pbc(box), x, f, virial) : 0.0;
+    if (setup_.energies)
+    {
+        energies.add(EnergyTerm::LJSR, vlj);
+        energies.add(EnergyTerm::CoulombSR, vcoul);
+    }
+    energies.add(EnergyTerm::CoulombSR, vexcl);
+}
+
+} // namespace putmd

@@ -1,0 +1,109 @@
+/* nonbonded/cluster_nonbonded.h — the short-range nonbonded forces with the
+ * cluster-pair scheme: the fast path of the mixed-precision build.
+ *
+ * At a search step the atoms are sorted into clusters of four
+ * (cluster_grid.h) and the cluster pairs within rlist are listed with their
+ * exclusion masks (cluster_pair_list.h); at every step the coordinates are
+ * copied into the grid's slot order and the kernel (cluster_kernel.h; SIMD
+ * by default, the plain twin with PUTMD_SIMD=reference) runs over the
+ * list, each thread over its share of the i-entries (equal numbers of
+ * j-entries) into its own force buffer. The buffers are summed in thread
+ * order per atom, energies and shift forces in thread order, so a run is
+ * reproducible for a given thread count. Same interface as PairList (the
+ * atom-pair list that remains the kernel of the double-precision build).
+ */
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/aligned_vector.h"
+#include "core/box.h"
+#include "core/energy_terms.h"
+#include "core/real.h"
+#include "core/vec.h"
+#include "nonbonded/cluster_grid.h"
+#include "nonbonded/cluster_kernel.h"
+#include "nonbonded/cluster_pair_list.h"
+#include "nonbonded/interaction_const.h"
+#include "topology/topology.h"
+
+namespace putmd
+{
+
+enum class ClusterKernelKind { Simd, Reference };
+
+/* PUTMD_SIMD: unset or "auto" the best instruction set, "reference" the
+ * plain kernel, "sse4", "avx2" or "avx512" that instruction set at most.
+ * Throws InputError for anything else. */
+ClusterKernelKind clusterKernelFromEnvironment();
+
+/* The combination rule the type-pair C6/C12 matrix follows (to relative
+ * 1e-5), Matrix when none does; per-type parameters A, B for the kernel
+ * (see ClusterLjComb). */
+ClusterLjComb detectCombinationRule(const Topology& top, std::vector<float>* a, std::vector<float>* b);
+
+class ClusterNonbonded
+{
+public:
+    ClusterNonbonded();
+
+    /* Periodic search around rlist. */
+    void build(const Topology& top, const Box& box, const std::vector<Vec3<real>>& x, double rlist);
+    /* Explicit atom pairs (domain decomposition; explicit images, no
+     * shifts); clustered at the next compute, when coordinates come. */
+    void setPairs(std::vector<int> start, std::vector<int> j, double rlist);
+    void setExclusionCorrections(bool on) { exclusionCorrections_ = on; }
+    void setNumThreads(int n) { numThreads_ = n > 0 ? n : 1; }
+    void setKernel(ClusterKernelKind kind) { kind_ = kind; }
+    /* Tests: use the gathered matrix even when a combination rule holds. */
+    void setForceMatrixLj(bool on)
+    {
+        forceMatrix_ = on;
+        setupFor_    = nullptr;
+    }
+    ClusterLjComb combinationRule() const { return setup_.comb; }
+    /* Skip energies on steps without a virial (MD: energies and virial are
+     * computed on the same steps). */
+    void setEnergiesOnlyWithVirial(bool on) { energiesOnlyWithVirial_ = on; }
+
+    size_t numPairs() const { return numAtomPairs_; }
+    size_t numClusterPairs() const { return list_.jEntries().size(); }
+    double rlist() const { return rlist_; }
+    std::string kernelName() const;
+
+    void compute(const Topology& top, const InteractionConst& ic, const Box& box, const std::vector<Vec3<real>>& x,
+                 std::vector<Vec3<real>>& f, EnergyTerms& energies, Matrix3* virial);
+
+private:
+    void prepareSetup(const Topology& top, const InteractionConst& ic);
+    void fillCoordinates(const Box& box, const std::vector<Vec3<real>>& x);
+    [[noreturn]] void reportOverlap(const Topology& top);
+
+    ClusterKernelKind  kind_;
+    int                numThreads_            = 1;
+    bool               exclusionCorrections_  = true;
+    bool               energiesOnlyWithVirial_ = false;
+    bool               forceMatrix_ = false;
+    double             rlist_                 = 0;
+    size_t             numAtomPairs_          = 0;
+    ClusterGrid        grid_;
+    ClusterPairList    list_;
+    bool               pendingPairs_ = false;
+    std::vector<int>   pairStart_, pairJ_;
+    // kernel setup, made when the interaction constants or atoms change
+    ClusterKernelSetup setup_;
+    const InteractionConst* setupFor_ = nullptr;
+    double             setupBeta_ = -1;
+    std::vector<float> c6_, c12_, typeA_, typeB_;
+    // per step, slot order
+    AlignedVector<float>   x_, y_, z_, q_, ljA_, ljB_;
+    AlignedVector<int32_t> type_;
+    std::vector<AlignedVector<float>> threadF_; // per thread: fx | fy | fz
+    std::vector<int>     threadStart_;
+    std::vector<ClusterKernelOutput> threadOut_;
+    float                shift_[c_numShifts * 3] = {};
+};
+
+} // namespace putmd

@@ -1,0 +1,75 @@
+/* nonbonded/cluster_pair_list.h — the list of interacting cluster pairs.
+ *
+ * An i-entry is one cluster of the grid with one periodic image shift
+ * (index (kx+1)*9 + (ky+1)*3 + kz+1 of k in {-1,0,1}^3, 13 for no shift;
+ * the i-cluster is moved by k . box); its j-entries are clusters with a
+ * 16-bit interaction mask, bit 4*ii + jj for i-slot ii and j-slot jj. A
+ * cleared bit is a padding slot, an excluded pair or, for a cluster with
+ * itself, the lower triangle and diagonal: every atom pair appears in the
+ * list once (a half list). The kernels compute all 16 pairs of an entry and
+ * keep those with the bit set that are inside the cut-off.
+ *
+ * search() finds every cluster pair whose bounding boxes come within rlist
+ * (so the list holds every atom pair within rlist and some more: a cluster
+ * list is a superset of the atom pair list of the same radius, which keeps
+ * the Verlet buffer estimate valid). fromPairs() makes the list of an
+ * explicit set of atom pairs instead (the domain decomposition, whose
+ * zones decide which pairs a rank computes).
+ */
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/box.h"
+#include "nonbonded/cluster_grid.h"
+#include "topology/topology.h"
+
+namespace putmd
+{
+
+constexpr int c_numShifts   = 27;
+constexpr int c_centerShift = 13;
+
+struct ClusterPairJ
+{
+    int32_t  cj;
+    uint32_t mask;
+};
+
+struct ClusterPairI
+{
+    int32_t ci;
+    int32_t shift;
+    int32_t jBegin, jEnd;
+};
+
+class ClusterPairList
+{
+public:
+    /* Every cluster pair (and image) with bounding boxes closer than rlist;
+     * exclusions of top masked out. Requires rlist below half of every
+     * perpendicular width of the box when periodic. */
+    void search(const ClusterGrid& grid, const Box& box, double rlist, const Topology& top, bool periodic);
+
+    /* Exactly the atom pairs (a, j[p]) for p in [start[a], start[a + 1]),
+     * atom indices of the grid's atoms, no shifts. */
+    void fromPairs(const ClusterGrid& grid, const std::vector<int>& start, const std::vector<int>& j);
+
+    const std::vector<ClusterPairI>& iEntries() const { return i_; }
+    const std::vector<ClusterPairJ>& jEntries() const { return j_; }
+    /* Atom pairs with their mask bit set. */
+    size_t numAtomPairs() const;
+
+private:
+    void compact();
+
+    std::vector<ClusterPairI> i_;
+    std::vector<ClusterPairJ> j_;
+    std::vector<int>          firstIOfCluster_; // numClusters + 1
+};
+
+/* The lattice vector k . box of shift index s. */
+Vec3<float> shiftVector(const Box& box, int s);
+
+} // namespace putmd

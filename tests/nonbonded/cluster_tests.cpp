@@ -1,0 +1,305 @@
+/* The cluster-pair scheme (mixed-precision build): the plain cluster kernel
+ * against the cell-grid reference kernel (so the cluster search finds every
+ * pair and masks every exclusion), every SIMD kernel flavour on every
+ * instruction set this CPU has against the plain kernel, the Ewald series,
+ * combination-rule detection, threads, the virial, explicit pair lists (the
+ * domain decomposition's) and the overlap error. */
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "nonbonded/cell_grid.h"
+#include "nonbonded/cluster_nonbonded.h"
+#include "nonbonded/interaction_const.h"
+#include "nonbonded/pair_list.h"
+#include "nonbonded/reference_kernel.h"
+#include "run/system_inputs.h"
+
+namespace putmd
+{
+namespace
+{
+
+struct System
+{
+    SystemInputs            in;
+    std::vector<Vec3<real>> x;
+};
+
+System load(const std::string& name)
+{
+    const std::string data = PUTMD_TEST_DATA;
+    InputPaths        paths;
+    paths.topology    = data + "/systems/" + name + "/topol.top";
+    paths.coordinates = data + "/systems/" + name + "/conf.gro";
+    paths.mdp         = data + "/systems/" + name + "/ref/ref.mdp";
+    System s{ loadSystem(paths), {} };
+    for (const auto& p : s.in.coordinates.x)
+    {
+        s.x.push_back(Vec3<real>(p));
+    }
+    return s;
+}
+
+struct Result
+{
+    std::vector<Vec3<real>> f;
+    EnergyTerms             e;
+    Matrix3                 virial;
+};
+
+Result run(ClusterNonbonded& nb, const System& s, const InteractionConst& ic, bool build = true)
+{
+    Result r;
+    r.f.assign(s.x.size(), Vec3<real>());
+    if (build)
+    {
+        nb.build(s.in.topology, s.in.coordinates.box, s.x, ic.rmax + 0.1);
+    }
+    nb.compute(s.in.topology, ic, s.in.coordinates.box, s.x, r.f, r.e, &r.virial);
+    return r;
+}
+
+/* Largest force difference relative to the largest force. */
+double forceDifference(const std::vector<Vec3<real>>& a, const std::vector<Vec3<real>>& b)
+{
+    double worst = 0, largest = 0;
+    for (size_t i = 0; i < a.size(); i++)
+    {
+        worst   = std::max(worst, double(norm(a[i] - b[i])));
+        largest = std::max(largest, double(norm(b[i])));
+    }
+    return worst / largest;
+}
+
+void expectClose(const Result& a, const Result& b, double forceTol, double energyTol, const std::string& what)
+{
+    EXPECT_LT(forceDifference(a.f, b.f), forceTol) << what;
+    for (EnergyTerm t : { EnergyTerm::LJSR, EnergyTerm::CoulombSR })
+    {
+        EXPECT_NEAR(a.e[t], b.e[t], energyTol * (std::abs(b.e[t]) + 1)) << what << " " << int(t);
+    }
+}
+
+TEST(ClusterNonbonded, PlainKernelMatchesTheCellGridReference)
+{
+    for (const char* name : { "water-spce-3k", "peptide-amber-triclinic" })
+    {
+        const System           s  = load(name);
+        const InteractionConst ic = makeInteractionConst(s.in.mdp);
+        Result                 ref;
+        ref.f.assign(s.x.size(), Vec3<real>());
+        computeNonbondedReference(s.in.topology, ic, s.in.coordinates.box, s.x, ref.f, ref.e);
+        ClusterNonbonded nb;
+        nb.setKernel(ClusterKernelKind::Reference);
+        const Result r = run(nb, s, ic);
+        // single-precision coordinates and forces on both sides
+        expectClose(r, ref, 2e-5, 2e-6, name);
+        EXPECT_GT(nb.numClusterPairs(), 0u);
+    }
+}
+
+TEST(ClusterKernelSimd, MatchesThePlainKernelForEveryFlavourAndInstructionSet)
+{
+    struct Flavour
+    {
+        const char*         name;
+        CoulombType         coulomb;
+        InteractionModifier vdw;
+        double              rvdw;
+    };
+    const Flavour flavours[] = {
+        { "PME, potential-shift", CoulombType::Pme, InteractionModifier::PotentialShift, 1.0 },
+        { "PME, force-switch", CoulombType::Pme, InteractionModifier::ForceSwitch, 1.0 },
+        { "PME, no modifier, rvdw 0.9", CoulombType::Pme, InteractionModifier::None, 0.9 },
+        { "reaction-field, potential-shift", CoulombType::ReactionField, InteractionModifier::PotentialShift, 1.0 },
+        { "reaction-field, force-switch, rvdw 0.9", CoulombType::ReactionField, InteractionModifier::ForceSwitch, 0.9 },
+        { "plain cut-off, potential-shift", CoulombType::Cutoff, InteractionModifier::PotentialShift, 1.0 },
+    };
+    const std::vector<long long> targets = clusterKernelTargets();
+    ASSERT_FALSE(targets.empty());
+    for (const char* name : { "water-spce-3k", "peptide-amber-triclinic" })
+    {
+        System s = load(name);
+        for (const Flavour& fl : flavours)
+        {
+            s.in.mdp.coulombType = fl.coulomb;
+            s.in.mdp.vdwModifier = fl.vdw;
+            s.in.mdp.rvdw        = fl.rvdw;
+            s.in.mdp.rvdwSwitch  = 0.8;
+            s.in.mdp.epsilonRf   = 0;
+            const InteractionConst ic = makeInteractionConst(s.in.mdp);
+            ClusterNonbonded       plain;
+            plain.setKernel(ClusterKernelKind::Reference);
+            const Result ref = run(plain, s, ic);
+            for (bool matrix : { false, true })
+            {
+                for (long long target : targets)
+                {
+                    restrictClusterKernelTarget(target);
+                    for (bool energies : { true, false })
+                    {
+                        ClusterNonbonded simd;
+                        simd.setForceMatrixLj(matrix);
+                        simd.setEnergiesOnlyWithVirial(true);
+                        Result r;
+                        r.f.assign(s.x.size(), Vec3<real>());
+                        simd.build(s.in.topology, s.in.coordinates.box, s.x, ic.rmax + 0.1);
+                        simd.compute(s.in.topology, ic, s.in.coordinates.box, s.x, r.f, r.e, energies ? &r.virial : nullptr);
+                        const std::string what = std::string(name) + ", " + fl.name + ", " + clusterKernelTarget()
+                                                 + (matrix ? ", C6/C12 matrix" : ", combination rule")
+                                                 + (energies ? ", energies" : ", forces only");
+                        EXPECT_LT(forceDifference(r.f, ref.f), 2e-5) << what;
+                        if (energies)
+                        {
+                            for (EnergyTerm t : { EnergyTerm::LJSR, EnergyTerm::CoulombSR })
+                            {
+                                EXPECT_NEAR(r.e[t], ref.e[t], 2e-6 * (std::abs(ref.e[t]) + 1)) << what;
+                            }
+                            for (int a = 0; a < 3; a++)
+                            {
+                                EXPECT_NEAR(r.virial(a, a), ref.virial(a, a), 1e-4 * (std::abs(ref.virial(a, a)) + 10)) << what;
+                            }
+                        }
+                        else
+                        {
+                            EXPECT_FALSE(r.e.present[static_cast<int>(EnergyTerm::LJSR)]) << what;
+                        }
+                    }
+                }
+                restrictClusterKernelTarget(0);
+            }
+        }
+    }
+}
+
+TEST(ClusterNonbonded, CombinationRulesAreDetected)
+{
+    std::vector<float> a, b;
+    EXPECT_EQ(detectCombinationRule(load("water-spce-3k").in.topology, &a, &b), ClusterLjComb::Geometric);
+    EXPECT_EQ(detectCombinationRule(load("peptide-amber-triclinic").in.topology, &a, &b), ClusterLjComb::LorentzBerthelot);
+    Topology top = load("peptide-amber-triclinic").in.topology;
+    ASSERT_GT(top.numLjTypes, 1);
+    top.c6[1] *= 1.01; // a pair parameter that follows no rule
+    top.c6[top.numLjTypes] = top.c6[1];
+    EXPECT_EQ(detectCombinationRule(top, &a, &b), ClusterLjComb::Matrix);
+}
+
+TEST(ClusterNonbonded, ThreadsGiveReproducibleResultsAndTheVirialOfThePairList)
+{
+    const System           s  = load("peptide-amber-triclinic");
+    const InteractionConst ic = makeInteractionConst(s.in.mdp);
+    PairList               atomList;
+    atomList.build(s.in.topology, s.in.coordinates.box, s.x, ic.rmax + 0.1);
+    Result pl;
+    pl.f.assign(s.x.size(), Vec3<real>());
+    atomList.compute(s.in.topology, ic, s.in.coordinates.box, s.x, pl.f, pl.e, &pl.virial);
+    for (int threads : { 1, 2, 3 })
+    {
+        ClusterNonbonded nb;
+        nb.setNumThreads(threads);
+        const Result a = run(nb, s, ic);
+        const Result b = run(nb, s, ic);
+        EXPECT_EQ(forceDifference(a.f, b.f), 0.0) << threads << " threads";
+        EXPECT_EQ(a.e[EnergyTerm::CoulombSR], b.e[EnergyTerm::CoulombSR]);
+        // two single-precision kernels (the pair list tabulates erfc)
+        expectClose(a, pl, 5e-5, 2e-6, std::to_string(threads) + " threads against the atom-pair list");
+        double scale = 0;
+        for (int x = 0; x < 3; x++)
+        {
+            scale = std::max(scale, std::abs(pl.virial(x, x)));
+        }
+        for (int x = 0; x < 3; x++)
+        {
+            for (int y = 0; y < 3; y++)
+            {
+                // the cluster kernel's virial is sum x (x) F plus shift terms, in
+                // float forces: within 1e-4 of the virial's scale
+                EXPECT_NEAR(a.virial(x, y), pl.virial(x, y), 1e-4 * scale) << x << y;
+            }
+        }
+    }
+}
+
+TEST(ClusterNonbonded, ExplicitPairListsGiveTheSameForcesAsThePairList)
+{
+    // the domain decomposition's lists: explicit images, no shifts. Here
+    // the pairs of the 3k water box that need no shift.
+    const System           s  = load("water-spce-3k");
+    const InteractionConst ic = makeInteractionConst(s.in.mdp);
+    const Topology&        top = s.in.topology;
+    std::vector<std::vector<int>> perAtom(s.x.size());
+    CellGrid(s.in.coordinates.box, s.x, ic.rmax + 0.1)
+            .forEachPairWithShift([&](int i, int j, const Vec3<real>&, real, const std::array<int, 3>& k) {
+                const bool excluded = std::binary_search(top.exclusions.begin() + top.exclusionStart[i],
+                                                         top.exclusions.begin() + top.exclusionStart[i + 1], j);
+                if (!excluded && k[0] == 0 && k[1] == 0 && k[2] == 0)
+                {
+                    perAtom[i].push_back(j);
+                }
+            });
+    std::vector<int> start{ 0 }, js;
+    for (const auto& l : perAtom)
+    {
+        js.insert(js.end(), l.begin(), l.end());
+        start.push_back(static_cast<int>(js.size()));
+    }
+    ASSERT_GT(js.size(), 1000u);
+    PairList atomList;
+    atomList.setPairs(start, js, ic.rmax + 0.1);
+    ClusterNonbonded nb;
+    nb.setPairs(start, js, ic.rmax + 0.1);
+    Result pl, r;
+    pl.f.assign(s.x.size(), Vec3<real>());
+    atomList.compute(top, ic, s.in.coordinates.box, s.x, pl.f, pl.e, &pl.virial);
+    r = run(nb, s, ic, false);
+    EXPECT_EQ(nb.numPairs(), js.size());
+    expectClose(r, pl, 5e-5, 2e-6, "explicit pairs"); // two single-precision kernels
+}
+
+TEST(ClusterNonbonded, OverlappingAtomsAreNamed)
+{
+    System s = load("water-spce-3k");
+    s.x[11]  = s.x[5]; // oxygens of two waters
+    const InteractionConst ic = makeInteractionConst(s.in.mdp);
+    ClusterNonbonded       nb;
+    try
+    {
+        run(nb, s, ic);
+        FAIL() << "no error for two atoms at the same position";
+    }
+    catch (const AtomOverlapError& e)
+    {
+        EXPECT_EQ(e.atomI, 5);
+        EXPECT_EQ(e.atomJ, 11);
+        EXPECT_NE(std::string(e.what()).find("same position"), std::string::npos);
+    }
+}
+
+TEST(EwaldCorrection, SeriesMatchesTheFunctionsInSinglePrecision)
+{
+    for (double rc : { 0.9, 1.0, 1.2 })
+    {
+        for (double rtol : { 1e-4, 1e-5, 1e-6 })
+        {
+            const double          beta = ewaldCoefficient(rc, rtol);
+            const EwaldCorrection e    = EwaldCorrection::fit(beta, rc);
+            EXPECT_LE(e.force.size(), 16u);
+            double worstF = 0, worstV = 0;
+            for (double r = 0; r <= rc; r += rc / 997)
+            {
+                const double s = r * r;
+                worstF = std::max(worstF, std::abs(e.evaluateForce(float(s)) - EwaldCorrection::exactForce(beta, s)));
+                worstV = std::max(worstV, std::abs(e.evaluateEnergy(float(s)) - EwaldCorrection::exactEnergy(beta, s)));
+            }
+            // relative to the largest values, 4 beta^3/(3 sqrt(pi)) and 2 beta/sqrt(pi)
+            EXPECT_LT(worstF, 5e-7 * EwaldCorrection::exactForce(beta, 0)) << rc << " " << rtol;
+            EXPECT_LT(worstV, 5e-7 * EwaldCorrection::exactEnergy(beta, 0)) << rc << " " << rtol;
+            // and the exact functions themselves: erf(beta r)/r at r = rc
+            EXPECT_NEAR(EwaldCorrection::exactEnergy(beta, rc * rc), std::erf(beta * rc) / rc, 1e-12);
+        }
+    }
+}
+
+} // namespace
+} // namespace putmd

@@ -1,0 +1,58 @@
+/* PME spread and gather on several threads: each thread spreads its share
+ * of the atoms onto its own grid and the grids are summed in thread order,
+ * so the result must match one thread to rounding and repeat exactly. */
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "nonbonded/interaction_const.h"
+#include "pme/pme.h"
+#include "run/system_inputs.h"
+
+namespace putmd
+{
+namespace
+{
+
+TEST(PmeThreads, SameForcesAndEnergyAsOneThread)
+{
+    const std::string data = PUTMD_TEST_DATA;
+    InputPaths        paths;
+    paths.topology    = data + "/systems/peptide-amber-triclinic/topol.top";
+    paths.coordinates = data + "/systems/peptide-amber-triclinic/conf.gro";
+    paths.mdp         = data + "/systems/peptide-amber-triclinic/ref/ref.mdp";
+    const SystemInputs      in = loadSystem(paths);
+    const InteractionConst  ic = makeInteractionConst(in.mdp);
+    const Box&              box = in.coordinates.box;
+    std::vector<Vec3<real>> x;
+    for (const auto& p : in.coordinates.x)
+    {
+        x.push_back(Vec3<real>(p));
+    }
+    const PmeParameters p = pmeParametersFor(box, in.mdp, ic.ewaldCoeff, ic.epsfac);
+    auto run = [&](int threads, std::vector<Vec3<real>>& f, Matrix3& virial) {
+        Pme pme(p);
+        pme.setNumThreads(threads);
+        f.assign(x.size(), Vec3<real>());
+        return pme.compute(box, x, in.topology.charge, f, &virial);
+    };
+    std::vector<Vec3<real>> f1, f3, f3again;
+    Matrix3                 v1, v3, v3again;
+    const double            e1 = run(1, f1, v1);
+    const double            e3 = run(3, f3, v3);
+    const double            e3again = run(3, f3again, v3again);
+    EXPECT_EQ(e3, e3again);
+    EXPECT_NEAR(e3, e1, 1e-6 * std::abs(e1));
+    double worst = 0, largest = 0;
+    for (size_t i = 0; i < x.size(); i++)
+    {
+        worst   = std::max(worst, double(norm(f3[i] - f1[i])));
+        largest = std::max(largest, double(norm(f1[i])));
+        EXPECT_EQ(norm(f3[i] - f3again[i]), 0) << i;
+    }
+    EXPECT_LT(worst, 1e-9 * largest);
+    EXPECT_GT(largest, 0);
+}
+
+} // namespace
+} // namespace putmd
