@@ -124,7 +124,7 @@ void ClusterNonbonded::build(const Topology& top, const Box& box, const std::vec
 {
     rlist_ = rlist;
     grid_.build(box, x, true);
-    list_.search(grid_, box, rlist, top, true);
+    list_.search(grid_, box, rlist, top, true, numThreads_);
     numAtomPairs_ = list_.numAtomPairs();
     pendingPairs_ = false;
     setupFor_     = nullptr; // the slots changed: types again

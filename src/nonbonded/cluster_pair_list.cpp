@@ -1,5 +1,7 @@
 #include "nonbonded/cluster_pair_list.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -8,8 +10,6 @@ namespace putmd
 
 namespace
 {
-
-constexpr uint32_t c_allPairs = 0xffffu;
 
 /* Bits of the slots of a cluster that hold atoms, as a 4-bit mask. */
 uint32_t occupied(const ClusterGrid& grid, int c)
@@ -77,130 +77,202 @@ Vec3<float> shiftVector(const Box& box, int s)
     return v;
 }
 
-void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rlist, const Topology& top, bool periodic)
+void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rlist, const Topology& top, bool periodic,
+                             int numThreads)
 {
-    i_.clear();
-    j_.clear();
-    const int   nc        = grid.numClusters();
-    const float rl        = float(rlist);
-    const float rl2       = rl * rl;
-    const auto& colStart  = grid.columnStart();
-    const auto& boxes     = grid.boxes();
-    const uint32_t upper  = upperTriangle();
-    std::vector<uint32_t> occ(nc);
+    const int   nc       = grid.numClusters();
+    const float rl       = float(rlist);
+    const float rl2      = rl * rl;
+    const auto& colStart = grid.columnStart();
+    const auto& boxes    = grid.boxes();
+    const auto& slotOf   = grid.slotOfAtom();
+    const auto& atomOf   = grid.atomOfSlot();
+    const uint32_t upper = upperTriangle();
+    occupied_.resize(nc);
     for (int c = 0; c < nc; c++)
     {
-        occ[c] = occupied(grid, c);
+        occupied_[c] = occupied(grid, c);
     }
-    firstIOfCluster_.assign(nc + 1, 0);
-    for (int ci = 0; ci < nc; ci++)
+    Vec3<float> shifts[c_numShifts];
+    for (int s = 0; s < c_numShifts; s++)
     {
-        firstIOfCluster_[ci] = static_cast<int>(i_.size());
-        const ClusterBox& bi = boxes[ci];
-        for (int s = periodic ? 0 : c_centerShift; s < (periodic ? c_numShifts : c_centerShift + 1); s++)
+        shifts[s] = shiftVector(box, s);
+    }
+    // each thread lists the pairs of its own range of i-clusters and masks
+    // their exclusions; the lists are joined in thread order
+    const int nt = std::max(1, std::min(numThreads, nc));
+    threadI_.resize(nt);
+    threadJ_.resize(nt);
+    std::vector<std::vector<std::pair<int, int>>> deferred(nt); // exclusions owned by a lower cluster
+#pragma omp parallel num_threads(nt)
+    {
+        const int t       = nt > 1 ? omp_get_thread_num() : 0;
+        const int ciBegin = static_cast<int>(long(nc) * t / nt), ciEnd = static_cast<int>(long(nc) * (t + 1) / nt);
+        auto&     iOut    = threadI_[t];
+        auto&     jOut    = threadJ_[t];
+        iOut.clear();
+        jOut.clear();
+        std::vector<int> firstI(ciEnd - ciBegin + 1, 0);
+        for (int ci = ciBegin; ci < ciEnd; ci++)
         {
-            const Vec3<float> t     = shiftVector(box, s);
-            const float       sh[3] = { t.x, t.y, t.z };
-            if (bi.lower[2] + sh[2] - rl > grid.upperZ() || bi.upper[2] + sh[2] + rl < grid.lowerZ())
+            firstI[ci - ciBegin] = static_cast<int>(iOut.size());
+            const ClusterBox& bi = boxes[ci];
+            for (int s = periodic ? 0 : c_centerShift; s < (periodic ? c_numShifts : c_centerShift + 1); s++)
             {
-                continue;
-            }
-            int range[2][2];
-            bool empty = false;
-            for (int d = 0; d < 2; d++)
-            {
-                const float lo = (bi.lower[d] + sh[d] - rl - grid.columnOrigin(d)) / grid.columnWidth(d);
-                const float hi = (bi.upper[d] + sh[d] + rl - grid.columnOrigin(d)) / grid.columnWidth(d);
-                if (hi < 0 || lo >= grid.numColumns(d))
+                const float sh[3] = { shifts[s].x, shifts[s].y, shifts[s].z };
+                if (bi.lower[2] + sh[2] - rl > grid.upperZ() || bi.upper[2] + sh[2] + rl < grid.lowerZ())
                 {
-                    empty = true;
-                    break;
+                    continue;
                 }
-                range[d][0] = std::max(0, static_cast<int>(std::floor(lo)));
-                range[d][1] = std::min(grid.numColumns(d) - 1, static_cast<int>(std::floor(hi)));
-            }
-            if (empty)
-            {
-                continue;
-            }
-            const int jBegin = static_cast<int>(j_.size());
-            const float zLow = bi.lower[2] + sh[2] - rl, zHigh = bi.upper[2] + sh[2] + rl;
-            for (int iy = range[1][0]; iy <= range[1][1]; iy++)
-            {
-                for (int ix = range[0][0]; ix <= range[0][1]; ix++)
+                int  range[2][2];
+                bool empty = false;
+                for (int d = 0; d < 2; d++)
                 {
-                    const int col = iy * grid.numColumns(0) + ix;
-                    for (int cj = std::max(ci, colStart[col]); cj < colStart[col + 1]; cj++)
+                    const float lo = (bi.lower[d] + sh[d] - rl - grid.columnOrigin(d)) / grid.columnWidth(d);
+                    const float hi = (bi.upper[d] + sh[d] + rl - grid.columnOrigin(d)) / grid.columnWidth(d);
+                    if (hi < 0 || lo >= grid.numColumns(d))
                     {
-                        const ClusterBox& bj = boxes[cj];
-                        if (bj.upper[2] < zLow)
+                        empty = true;
+                        break;
+                    }
+                    range[d][0] = std::max(0, static_cast<int>(std::floor(lo)));
+                    range[d][1] = std::min(grid.numColumns(d) - 1, static_cast<int>(std::floor(hi)));
+                }
+                if (empty)
+                {
+                    continue;
+                }
+                const int   jBegin = static_cast<int>(jOut.size());
+                const float zLow = bi.lower[2] + sh[2] - rl, zHigh = bi.upper[2] + sh[2] + rl;
+                for (int iy = range[1][0]; iy <= range[1][1]; iy++)
+                {
+                    for (int ix = range[0][0]; ix <= range[0][1]; ix++)
+                    {
+                        const int col = iy * grid.numColumns(0) + ix;
+                        for (int cj = std::max(ci, colStart[col]); cj < colStart[col + 1]; cj++)
                         {
-                            continue;
-                        }
-                        if (bj.lower[2] > zHigh)
-                        {
-                            break; // sorted by z within the column
-                        }
-                        if (cj == ci && s < c_centerShift)
-                        {
-                            continue; // the same pairs as the opposite image
-                        }
-                        if (boxDistance2(bi, sh, bj) >= rl2)
-                        {
-                            continue;
-                        }
-                        uint32_t mask = pairMask(occ[ci], occ[cj]);
-                        if (cj == ci && s == c_centerShift)
-                        {
-                            mask &= upper;
-                        }
-                        if (mask)
-                        {
-                            j_.push_back({ cj, mask });
+                            const ClusterBox& bj = boxes[cj];
+                            if (bj.upper[2] < zLow)
+                            {
+                                continue;
+                            }
+                            if (bj.lower[2] > zHigh)
+                            {
+                                break; // sorted by z within the column
+                            }
+                            if (cj == ci && s < c_centerShift)
+                            {
+                                continue; // the same pairs as the opposite image
+                            }
+                            if (boxDistance2(bi, sh, bj) >= rl2)
+                            {
+                                continue;
+                            }
+                            uint32_t mask = pairMask(occupied_[ci], occupied_[cj]);
+                            if (cj == ci && s == c_centerShift)
+                            {
+                                mask &= upper;
+                            }
+                            if (mask)
+                            {
+                                jOut.push_back({ cj, mask });
+                            }
                         }
                     }
                 }
-            }
-            if (static_cast<int>(j_.size()) > jBegin)
-            {
-                i_.push_back({ ci, s, jBegin, static_cast<int>(j_.size()) });
+                if (static_cast<int>(jOut.size()) > jBegin)
+                {
+                    iOut.push_back({ ci, s, jBegin, static_cast<int>(jOut.size()) });
+                }
             }
         }
-    }
-    firstIOfCluster_[nc] = static_cast<int>(i_.size());
-    // exclusions: clear the pair's bit in every image entry holding it
-    const auto& slotOf = grid.slotOfAtom();
-    for (int a = 0; a < top.numAtoms; a++)
-    {
-        for (int e = top.exclusionStart[a]; e < top.exclusionStart[a + 1]; e++)
+        firstI[ciEnd - ciBegin] = static_cast<int>(iOut.size());
+        // exclusions: clear the pair's bit in every image entry holding it
+        auto clearBit = [&](int ca, int ia, int cb, int ib) {
+            const uint32_t clear = ca == cb ? ~((1u << (c_clusterSize * ia + ib)) | (1u << (c_clusterSize * ib + ia)))
+                                            : ~(1u << (c_clusterSize * ia + ib));
+            for (int ie = firstI[ca - ciBegin]; ie < firstI[ca - ciBegin + 1]; ie++)
+            {
+                const ClusterPairI& entry = iOut[ie];
+                auto it = std::lower_bound(jOut.begin() + entry.jBegin, jOut.begin() + entry.jEnd, cb,
+                                           [](const ClusterPairJ& x, int c) { return x.cj < c; });
+                if (it != jOut.begin() + entry.jEnd && it->cj == cb)
+                {
+                    it->mask &= clear;
+                }
+            }
+        };
+        for (int slot = ciBegin * c_clusterSize; slot < ciEnd * c_clusterSize; slot++)
         {
-            const int b = top.exclusions[e];
-            if (b <= a)
+            const int a = atomOf[slot];
+            if (a < 0)
             {
                 continue;
             }
-            int sa = slotOf[a], sb = slotOf[b];
-            if (sa / c_clusterSize > sb / c_clusterSize)
+            const int ca = slot / c_clusterSize, ia = slot % c_clusterSize;
+            for (int e = top.exclusionStart[a]; e < top.exclusionStart[a + 1]; e++)
             {
-                std::swap(sa, sb);
+                const int b = top.exclusions[e];
+                if (b == a)
+                {
+                    continue;
+                }
+                const int sb = slotOf[b], cb = sb / c_clusterSize, ib = sb % c_clusterSize;
+                if (cb > ca || (cb == ca && ib > ia))
+                {
+                    clearBit(ca, ia, cb, ib);
+                }
+                else if (cb < ca)
+                {
+                    deferred[t].push_back({ b, a }); // the entry belongs to b's cluster
+                }
             }
-            const int ca = sa / c_clusterSize, cb = sb / c_clusterSize;
-            const int ia = sa % c_clusterSize, ib = sb % c_clusterSize;
-            const uint32_t clear = ~((1u << (c_clusterSize * ia + ib)) | (1u << (c_clusterSize * ib + ia)));
-            for (int ie = firstIOfCluster_[ca]; ie < firstIOfCluster_[ca + 1]; ie++)
+        }
+    }
+    // join in thread order
+    i_.clear();
+    j_.clear();
+    for (int t = 0; t < nt; t++)
+    {
+        const int offset = static_cast<int>(j_.size());
+        for (ClusterPairI e : threadI_[t])
+        {
+            e.jBegin += offset;
+            e.jEnd += offset;
+            i_.push_back(e);
+        }
+        j_.insert(j_.end(), threadJ_[t].begin(), threadJ_[t].end());
+    }
+    // exclusions listed only on the higher cluster's atom (a topology whose
+    // exclusion lists are not symmetric): cleared here, one thread
+    firstIOfCluster_.assign(nc + 1, static_cast<int>(i_.size()));
+    for (int ie = static_cast<int>(i_.size()) - 1; ie >= 0; ie--)
+    {
+        firstIOfCluster_[i_[ie].ci] = ie;
+    }
+    for (int c = nc - 1; c >= 0; c--)
+    {
+        firstIOfCluster_[c] = std::min(firstIOfCluster_[c], firstIOfCluster_[c + 1]);
+    }
+    for (const auto& list : deferred)
+    {
+        for (const auto& [b, a] : list)
+        {
+            const int sb = slotOf[b], sa = slotOf[a];
+            const int cb = sb / c_clusterSize, ca = sa / c_clusterSize;
+            for (int ie = firstIOfCluster_[cb]; ie < firstIOfCluster_[cb + 1]; ie++)
             {
                 const ClusterPairI& entry = i_[ie];
-                auto it = std::lower_bound(j_.begin() + entry.jBegin, j_.begin() + entry.jEnd, cb,
+                auto it = std::lower_bound(j_.begin() + entry.jBegin, j_.begin() + entry.jEnd, ca,
                                            [](const ClusterPairJ& x, int c) { return x.cj < c; });
-                if (it != j_.begin() + entry.jEnd && it->cj == cb)
+                if (it != j_.begin() + entry.jEnd && it->cj == ca)
                 {
-                    it->mask &= (ca == cb ? clear : ~(1u << (c_clusterSize * ia + ib)));
+                    it->mask &= ~(1u << (c_clusterSize * (sb % c_clusterSize) + sa % c_clusterSize));
                 }
             }
         }
     }
     compact();
-    (void)c_allPairs;
 }
 
 void ClusterPairList::fromPairs(const ClusterGrid& grid, const std::vector<int>& start, const std::vector<int>& j)

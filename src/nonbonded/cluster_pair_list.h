@@ -49,8 +49,10 @@ class ClusterPairList
 public:
     /* Every cluster pair (and image) with bounding boxes closer than rlist;
      * exclusions of top masked out. Requires rlist below half of every
-     * perpendicular width of the box when periodic. */
-    void search(const ClusterGrid& grid, const Box& box, double rlist, const Topology& top, bool periodic);
+     * perpendicular width of the box when periodic. Threads take equal
+     * ranges of i-clusters; the result does not depend on their number. */
+    void search(const ClusterGrid& grid, const Box& box, double rlist, const Topology& top, bool periodic,
+                int numThreads = 1);
 
     /* Exactly the atom pairs (a, j[p]) for p in [start[a], start[a + 1]),
      * atom indices of the grid's atoms, no shifts. */
@@ -67,6 +69,9 @@ private:
     std::vector<ClusterPairI> i_;
     std::vector<ClusterPairJ> j_;
     std::vector<int>          firstIOfCluster_; // numClusters + 1
+    std::vector<uint32_t>     occupied_;
+    std::vector<std::vector<ClusterPairI>> threadI_;
+    std::vector<std::vector<ClusterPairJ>> threadJ_;
 };
 
 /* The lattice vector k . box of shift index s. */

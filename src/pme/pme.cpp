@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/units.h"
@@ -165,53 +166,81 @@ double solvePmeBlock(const PmeParameters& params, const std::array<std::vector<d
     const double   beta = params.ewaldCoeff;
     const double   fac  = units::pi * units::pi / (beta * beta);
     const double   pref = params.epsfac / (units::pi * box.volume());
-    double         energy = 0;
-    const auto&    o      = block.order;
-    int            k[3];
-    size_t         index = 0;
-    for (int a = 0; a < block.size[o[0]]; a++)
+    const auto&    o    = block.order;
+    // planes of the slowest dimension in equal shares over OpenMP's threads;
+    // energies and virials summed in thread order
+    const int             n0 = block.size[o[0]];
+    const int             nt = std::max(1, std::min(omp_get_max_threads(), n0));
+    std::vector<double>   energies(nt, 0.0);
+    std::vector<Matrix3>  virials(nt);
+#pragma omp parallel num_threads(nt)
     {
-        k[o[0]] = block.start[o[0]] + a;
-        for (int b = 0; b < block.size[o[1]]; b++)
+        const int t      = nt > 1 ? omp_get_thread_num() : 0;
+        double    energy = 0;
+        Matrix3   vir;
+        int       k[3];
+        for (int a = n0 * t / nt; a < n0 * (t + 1) / nt; a++)
         {
-            k[o[1]] = block.start[o[1]] + b;
-            for (int c = 0; c < block.size[o[2]]; c++, index++)
+            k[o[0]]      = block.start[o[0]] + a;
+            size_t index = size_t(a) * block.size[o[1]] * block.size[o[2]];
+            for (int b = 0; b < block.size[o[1]]; b++)
             {
-                k[o[2]]         = block.start[o[2]] + c;
-                const int kx    = k[0], ky = k[1], kz = k[2];
-                auto&     v     = data[index];
-                if (kx == 0 && ky == 0 && kz == 0)
+                k[o[1]] = block.start[o[1]] + b;
+                for (int c = 0; c < block.size[o[2]]; c++, index++)
                 {
-                    v = 0;
-                    continue;
-                }
-                const int mx = kx < (K[0] + 1) / 2 ? kx : kx - K[0]; // as GROMACS maps the Nyquist plane
-                const int mY = ky < (K[1] + 1) / 2 ? ky : ky - K[1];
-                const int mz = kz; // kz <= K[2]/2 always in the half spectrum
-                DVec      m;
-                for (int e = 0; e < 3; e++)
-                {
-                    m[e] = mx * inv(e, 0) + mY * inv(e, 1) + mz * inv(e, 2);
-                }
-                const double m2     = norm2(m);
-                const double denom  = m2 * moduli[0][kx] * moduli[1][ky] * moduli[2][kz];
-                const double eterm  = pref * std::exp(-fac * m2) / denom;
-                const double weight = (kz == 0 || (K[2] % 2 == 0 && kz == K[2] / 2)) ? 1.0 : 2.0;
-                const double re = v.real(), im = v.imag();
-                const double em = 0.5 * weight * eterm * (re * re + im * im); // this m's energy
-                energy += em;
-                v *= real(eterm);
-                if (virial)
-                {
-                    // -0.5 E_m (delta_ab - 2 (1 + pi^2 m^2 / beta^2) m_a m_b / m^2)
-                    const double vfac = 2 * (1 + fac * m2) / m2;
-                    for (int p = 0; p < 3; p++)
+                    k[o[2]]      = block.start[o[2]] + c;
+                    const int kx = k[0], ky = k[1], kz = k[2];
+                    auto&     v  = data[index];
+                    if (kx == 0 && ky == 0 && kz == 0)
                     {
-                        for (int q = 0; q < 3; q++)
+                        v = 0;
+                        continue;
+                    }
+                    const int mx = kx < (K[0] + 1) / 2 ? kx : kx - K[0]; // as GROMACS maps the Nyquist plane
+                    const int mY = ky < (K[1] + 1) / 2 ? ky : ky - K[1];
+                    const int mz = kz; // kz <= K[2]/2 always in the half spectrum
+                    DVec      m;
+                    for (int e = 0; e < 3; e++)
+                    {
+                        m[e] = mx * inv(e, 0) + mY * inv(e, 1) + mz * inv(e, 2);
+                    }
+                    const double m2     = norm2(m);
+                    const double denom  = m2 * moduli[0][kx] * moduli[1][ky] * moduli[2][kz];
+                    const double eterm  = pref * std::exp(-fac * m2) / denom;
+                    const double weight = (kz == 0 || (K[2] % 2 == 0 && kz == K[2] / 2)) ? 1.0 : 2.0;
+                    const double re = v.real(), im = v.imag();
+                    const double em = 0.5 * weight * eterm * (re * re + im * im); // this m's energy
+                    energy += em;
+                    v *= real(eterm);
+                    if (virial)
+                    {
+                        // -0.5 E_m (delta_ab - 2 (1 + pi^2 m^2 / beta^2) m_a m_b / m^2)
+                        const double vfac = 2 * (1 + fac * m2) / m2;
+                        for (int p = 0; p < 3; p++)
                         {
-                            (*virial)(p, q) -= 0.5 * em * ((p == q ? 1.0 : 0.0) - vfac * m[p] * m[q]);
+                            for (int q = 0; q < 3; q++)
+                            {
+                                vir(p, q) -= 0.5 * em * ((p == q ? 1.0 : 0.0) - vfac * m[p] * m[q]);
+                            }
                         }
                     }
+                }
+            }
+        }
+        energies[t] = energy;
+        virials[t]  = vir;
+    }
+    double energy = 0;
+    for (int t = 0; t < nt; t++)
+    {
+        energy += energies[t];
+        if (virial)
+        {
+            for (int p = 0; p < 3; p++)
+            {
+                for (int q = 0; q < 3; q++)
+                {
+                    (*virial)(p, q) += virials[t](p, q);
                 }
             }
         }

@@ -4,6 +4,8 @@
 #include "run/md_runner.h"
 #include "run/md_run.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <ctime>
@@ -173,6 +175,8 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     checkpointPath_ = options_.deffnm + ".cpt";
     forces_->setTimers(&timers_);
     forces_->setNumThreads(options_.numThreads);
+    // the other threaded stages (constraints, PME solve) use OpenMP's count
+    omp_set_num_threads(std::max(1, options_.numThreads));
     tcGroup_ = settings_.groups.groupOfAtom;
     comm_    = options_.comm;
     if (comm_ && (comm_->size() > 1 || options_.useDd || options_.pme.npme > 0))

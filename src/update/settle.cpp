@@ -1,6 +1,9 @@
 #include "update/settle.h"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <exception>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -202,36 +205,71 @@ SettleSet::SettleSet(const std::vector<Settle>& settles, const std::vector<real>
 void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std::vector<RVec>* v, double dt,
                       const Pbc& pbc, Matrix3* virial, const AtomNames& names) const
 {
-    Matrix3 vir;
-    for (size_t k = 0; k < settles_.size(); k++)
+    // waters are independent: threads (OpenMP's count, -nt) take equal
+    // shares; their virials are summed in thread order
+    const int                       nt = std::max(1, std::min(omp_get_max_threads(), int(settles_.size())));
+    std::vector<Matrix3>            virs(nt);
+    std::vector<std::exception_ptr> failure(nt);
+#pragma omp parallel num_threads(nt)
     {
-        const Settle&           s = settles_[k];
-        const SettleParameters& p = params_[paramIndex_[k]];
-        const int               atoms[3] = { s.o, s.h1, s.h2 };
-        const DVec              xo = DVec(x[s.o]), xpo = DVec(xprime[s.o]);
-        DVec                    old[3], now[3], disp[3];
-        relativeToCom(p, pbc.dx(DVec(x[s.h1]), xo), pbc.dx(DVec(x[s.h2]), xo), old);
-        relativeToCom(p, pbc.dx(DVec(xprime[s.h1]), xpo), pbc.dx(DVec(xprime[s.h2]), xpo), now);
-        if (!settleDisplacements(p, old, now, disp))
+        const int t = nt > 1 ? omp_get_thread_num() : 0;
+        try
         {
-            throw ConstraintError("SETTLE cannot make " + waterName(s, names)
-                                  + " rigid: it collapsed or rotated too far in one step. The system is unstable: "
-                                    "check the time step, the starting structure and the forces.");
-        }
-        const double m[3] = { p.mO, p.mH, p.mH };
-        for (int a = 0; a < 3; a++)
-        {
-            xprime[atoms[a]] = RVec(DVec(xprime[atoms[a]]) + disp[a]);
-            if (v)
+            Matrix3&     vir   = virs[t];
+            const size_t begin = settles_.size() * t / nt, end = settles_.size() * (t + 1) / nt;
+            for (size_t k = begin; k < end; k++)
             {
-                (*v)[atoms[a]] += RVec(disp[a] * (1 / dt));
-            }
-            for (int r = 0; r < 3; r++)
-            {
-                for (int c = 0; c < 3; c++)
+                const Settle&           s = settles_[k];
+                const SettleParameters& p = params_[paramIndex_[k]];
+                const int               atoms[3] = { s.o, s.h1, s.h2 };
+                const DVec              xo = DVec(x[s.o]), xpo = DVec(xprime[s.o]);
+                DVec                    old[3], now[3], disp[3];
+                relativeToCom(p, pbc.dx(DVec(x[s.h1]), xo), pbc.dx(DVec(x[s.h2]), xo), old);
+                relativeToCom(p, pbc.dx(DVec(xprime[s.h1]), xpo), pbc.dx(DVec(xprime[s.h2]), xpo), now);
+                if (!settleDisplacements(p, old, now, disp))
                 {
-                    vir(r, c) -= 0.5 * old[a][r] * m[a] * disp[a][c];
+                    throw ConstraintError("SETTLE cannot make " + waterName(s, names)
+                                          + " rigid: it collapsed or rotated too far in one step. The system is unstable: "
+                                            "check the time step, the starting structure and the forces.");
                 }
+                const double m[3] = { p.mO, p.mH, p.mH };
+                for (int a = 0; a < 3; a++)
+                {
+                    xprime[atoms[a]] = RVec(DVec(xprime[atoms[a]]) + disp[a]);
+                    if (v)
+                    {
+                        (*v)[atoms[a]] += RVec(disp[a] * (1 / dt));
+                    }
+                    for (int r = 0; r < 3; r++)
+                    {
+                        for (int c = 0; c < 3; c++)
+                        {
+                            vir(r, c) -= 0.5 * old[a][r] * m[a] * disp[a][c];
+                        }
+                    }
+                }
+            }
+        }
+        catch (...)
+        {
+            failure[t] = std::current_exception();
+        }
+    }
+    for (const auto& e : failure)
+    {
+        if (e)
+        {
+            std::rethrow_exception(e);
+        }
+    }
+    Matrix3 vir;
+    for (const Matrix3& m : virs)
+    {
+        for (int r = 0; r < 3; r++)
+        {
+            for (int c = 0; c < 3; c++)
+            {
+                vir(r, c) += m(r, c);
             }
         }
     }

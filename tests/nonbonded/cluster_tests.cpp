@@ -194,12 +194,19 @@ TEST(ClusterNonbonded, ThreadsGiveReproducibleResultsAndTheVirialOfThePairList)
     Result pl;
     pl.f.assign(s.x.size(), Vec3<real>());
     atomList.compute(s.in.topology, ic, s.in.coordinates.box, s.x, pl.f, pl.e, &pl.virial);
+    size_t clusterPairsOneThread = 0;
     for (int threads : { 1, 2, 3 })
     {
         ClusterNonbonded nb;
         nb.setNumThreads(threads);
         const Result a = run(nb, s, ic);
         const Result b = run(nb, s, ic);
+        // the threaded search finds the same list
+        if (threads == 1)
+        {
+            clusterPairsOneThread = nb.numClusterPairs();
+        }
+        EXPECT_EQ(nb.numClusterPairs(), clusterPairsOneThread) << threads << " threads";
         EXPECT_EQ(forceDifference(a.f, b.f), 0.0) << threads << " threads";
         EXPECT_EQ(a.e[EnergyTerm::CoulombSR], b.e[EnergyTerm::CoulombSR]);
         // two single-precision kernels (the pair list tabulates erfc)
