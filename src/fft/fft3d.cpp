@@ -24,9 +24,31 @@ Fft3d::Fft3d(int nx, int ny, int nz) : nx_(nx), ny_(ny), nz_(nz), plans_(std::ma
         throw std::runtime_error("out of memory allocating a " + std::to_string(nx) + "x" + std::to_string(ny) + "x"
                                  + std::to_string(nz) + " FFT grid");
     }
-    auto* c           = reinterpret_cast<FftwComplex*>(complex_);
-    plans_->forward   = PUTMD_FFTW(plan_dft_r2c_3d)(nx, ny, nz, real_, c, FFTW_ESTIMATE);
-    plans_->backward  = PUTMD_FFTW(plan_dft_c2r_3d)(nx, ny, nz, c, real_, FFTW_ESTIMATE);
+    makePlans(1);
+}
+
+void Fft3d::makePlans(int threads)
+{
+    static const bool threadsReady = PUTMD_FFTW(init_threads)() != 0; // once per process
+    if (plans_->forward)
+    {
+        PUTMD_FFTW(destroy_plan)(plans_->forward);
+        PUTMD_FFTW(destroy_plan)(plans_->backward);
+    }
+    PUTMD_FFTW(plan_with_nthreads)(threadsReady ? threads : 1);
+    auto* c          = reinterpret_cast<FftwComplex*>(complex_);
+    plans_->forward  = PUTMD_FFTW(plan_dft_r2c_3d)(nx_, ny_, nz_, real_, c, FFTW_ESTIMATE);
+    plans_->backward = PUTMD_FFTW(plan_dft_c2r_3d)(nx_, ny_, nz_, c, real_, FFTW_ESTIMATE);
+    PUTMD_FFTW(plan_with_nthreads)(1); // other plans (the pencil FFT) stay serial
+    threads_ = threads;
+}
+
+void Fft3d::setNumThreads(int n)
+{
+    if (n > 0 && n != threads_)
+    {
+        makePlans(n);
+    }
 }
 
 Fft3d::~Fft3d()

@@ -32,7 +32,12 @@ public:
     void forward();  // real -> complex
     void backward(); // complex -> real (unnormalised)
 
+    /* FFTW's threads for both transforms (plans made again). */
+    void setNumThreads(int n);
+
 private:
+    void makePlans(int threads);
+    int                 threads_ = 0;
     int                 nx_, ny_, nz_;
     real*               real_    = nullptr;
     std::complex<real>* complex_ = nullptr;

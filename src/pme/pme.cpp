@@ -78,6 +78,12 @@ Pme::Pme(const PmeParameters& params) : params_(params), splines_(std::make_uniq
 
 Pme::~Pme() = default;
 
+void Pme::setNumThreads(int n)
+{
+    numThreads_ = n > 0 ? n : 1;
+    fft_->setNumThreads(numThreads_);
+}
+
 void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& q, Splines& s)
 {
     const int  p = params_.order;

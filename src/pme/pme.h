@@ -53,7 +53,7 @@ public:
      * each thread spreads onto its own grid and the grids are summed in
      * thread order (reproducible for a given count); gather needs no
      * reduction. */
-    void setNumThreads(int n) { numThreads_ = n > 0 ? n : 1; }
+    void setNumThreads(int n);
 
 private:
     struct Splines; // per-atom B-spline weights and derivatives
