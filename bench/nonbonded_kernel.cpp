@@ -7,11 +7,14 @@
  * (forces only, and forces + energies) and the plain reference kernel, one
  * thread, median of REPEATS calls. Prints per kernel: the time per call,
  * pair interactions per second (atom pairs inside the cut-off), cluster
- * pairs per second, and the floating-point rate as a fraction of the
- * core's peak, counting the operations of one 16-lane cluster pair from the
- * kernel source (see docs/performance.md) against peak = lanes x 2 FMA
- * pipes x 2 flops x clock (the clock from PUTMD_BENCH_GHZ, default the
- * machine's nominal frequency read from /proc/cpuinfo if given there).
+ * pairs per second, cycles per cluster pair and the floating-point rate as a
+ * fraction of the core's peak: the flops of one lane counted from the kernel
+ * source (75 forces only, 115 with energies, PME + geometric LJ; an FMA is
+ * two; see docs/performance.md) times 16 lanes per cluster pair, against
+ * PUTMD_BENCH_FLOPS_PER_CYCLE (default 32: two 256-bit FMA pipes, AMD Zen 4;
+ * 64 on CPUs with two 512-bit FMA units) times the clock, which is measured
+ * here with a chain of dependent integer additions (one per cycle), as a
+ * virtual machine has no cycle counters.
  */
 #include <algorithm>
 #include <chrono>
@@ -37,6 +40,27 @@ double median(std::vector<double> v)
 {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
+}
+
+/* The core clock (GHz): 400 million dependent additions take 400 million
+ * cycles; median of 5. */
+double measuredClockGHz()
+{
+    std::vector<double> g;
+    for (int r = 0; r < 5; r++)
+    {
+        long       v  = 0;
+        const long n  = 400000000;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (long i = 0; i < n; i += 8)
+        {
+            asm volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
+                         : "+r"(v));
+        }
+        g.push_back(n / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e-9);
+    }
+    return median(g);
 }
 
 } // namespace
@@ -71,7 +95,10 @@ int main(int argc, char** argv)
     std::vector<Vec3<real>> f(x.size());
     EnergyTerms             e;
     nb.compute(in.topology, ic, box, x, f, e, nullptr); // warm up, set up
-    const double ghz = std::getenv("PUTMD_BENCH_GHZ") ? std::atof(std::getenv("PUTMD_BENCH_GHZ")) : 0.0;
+    const double ghz = measuredClockGHz();
+    const double flopsPerCycle =
+            std::getenv("PUTMD_BENCH_FLOPS_PER_CYCLE") ? std::atof(std::getenv("PUTMD_BENCH_FLOPS_PER_CYCLE")) : 32.0;
+    std::printf("measured clock %.2f GHz; peak %.0f flops/cycle (PUTMD_BENCH_FLOPS_PER_CYCLE)\n", ghz, flopsPerCycle);
 
     std::printf("system %s: %zu atoms, rlist %.3f nm, %zu cluster pairs, %zu atom pairs in the list\n", dir.c_str(),
                 x.size(), rlist, nb.numClusterPairs(), nb.numPairs());
@@ -145,14 +172,12 @@ int main(int argc, char** argv)
         const double s = median(t);
         std::printf("%-26s %8.3f ms/call  %7.3f G pair interactions/s/core  %7.1f M cluster pairs/s  %.2f ns/pair",
                     c.name, 1e3 * s, inside / s * 1e-9, nb.numClusterPairs() / s * 1e-6, s / inside * 1e9);
-        if (ghz > 0 && c.kind == ClusterKernelKind::Simd)
+        if (c.kind == ClusterKernelKind::Simd)
         {
-            // flops of one cluster pair of 16 lanes (counted from the kernel; see docs/performance.md)
-            const double flopsPerClusterPair = c.energies ? 16.0 * 88 : 16.0 * 62;
-            const int    lanes               = clusterKernelTarget() == "AVX3" ? 16 : clusterKernelTarget() == "AVX2" ? 8 : 4;
-            const double peak                = lanes * 2 * 2 * ghz * 1e9;
-            std::printf("  %.1f%% of peak (%d lanes, %.2f GHz)", 100 * flopsPerClusterPair * nb.numClusterPairs() / s / peak,
-                        lanes, ghz);
+            const double flopsPerClusterPair = 16.0 * (c.energies ? 115 : 75);
+            const double cycles              = s * ghz * 1e9 / nb.numClusterPairs();
+            std::printf("  %.1f cycles/cluster pair, %.0f%% of peak", cycles,
+                        100 * flopsPerClusterPair / cycles / flopsPerCycle);
         }
         std::printf("\n");
     }
