@@ -79,6 +79,15 @@ struct ClusterKernelOutput
 void clusterKernelReference(const ClusterKernelSetup& setup, const ClusterKernelInput& in, ClusterKernelOutput& out);
 void clusterKernelSimd(const ClusterKernelSetup& setup, const ClusterKernelInput& in, ClusterKernelOutput& out);
 
+/* Dynamic pruning: the entries [iBegin, iEnd) of the input's list that have
+ * at least one pair of their mask closer than sqrt(rlist2) now, appended to
+ * outI/outJ (j-entries keep their full masks; entries keep their order).
+ * The plain and the SIMD version compute the same float distances. */
+void clusterPruneReference(const ClusterKernelInput& in, float rlist2, std::vector<ClusterPairI>& outI,
+                           std::vector<ClusterPairJ>& outJ);
+void clusterPruneSimd(const ClusterKernelInput& in, float rlist2, std::vector<ClusterPairI>& outI,
+                      std::vector<ClusterPairJ>& outJ);
+
 /* The instruction set the SIMD kernel dispatches to ("AVX3" is AVX-512). */
 std::string clusterKernelTarget();
 /* Every instruction set compiled in and supported by this CPU, as Highway

@@ -104,4 +104,40 @@ void clusterKernelReference(const ClusterKernelSetup& k, const ClusterKernelInpu
     }
 }
 
+void clusterPruneReference(const ClusterKernelInput& in, float rlist2, std::vector<ClusterPairI>& outI,
+                           std::vector<ClusterPairJ>& outJ)
+{
+    for (int ie = in.iBegin; ie < in.iEnd; ie++)
+    {
+        const ClusterPairI& e      = in.iEntries[ie];
+        const float*        sv     = in.shift + 3 * e.shift;
+        const int           jBegin = static_cast<int>(outJ.size());
+        for (int p = e.jBegin; p < e.jEnd; p++)
+        {
+            const ClusterPairJ& je   = in.jEntries[p];
+            bool                keep = false;
+            for (int b = 0; b < c_clusterSize * c_clusterSize && !keep; b++)
+            {
+                if (!(je.mask >> b & 1))
+                {
+                    continue;
+                }
+                const int   si = e.ci * c_clusterSize + b / c_clusterSize, sj = je.cj * c_clusterSize + b % c_clusterSize;
+                const float dx = (in.x[si] + sv[0]) - in.x[sj];
+                const float dy = (in.y[si] + sv[1]) - in.y[sj];
+                const float dz = (in.z[si] + sv[2]) - in.z[sj];
+                keep           = dx * dx + dy * dy + dz * dz < rlist2;
+            }
+            if (keep)
+            {
+                outJ.push_back(je);
+            }
+        }
+        if (static_cast<int>(outJ.size()) > jBegin)
+        {
+            outI.push_back({ e.ci, e.shift, jBegin, static_cast<int>(outJ.size()) });
+        }
+    }
+}
+
 } // namespace putmd

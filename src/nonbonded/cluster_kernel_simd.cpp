@@ -35,6 +35,12 @@ void ClusterKernelSimd(const ClusterKernelSetup& k, const ClusterKernelInput& in
 {
     clusterKernelReference(k, in, out);
 }
+
+void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, std::vector<ClusterPairI>& outI,
+                      std::vector<ClusterPairJ>& outJ)
+{
+    clusterPruneReference(in, rlist2, outI, outJ);
+}
 #else
 template<class D>
 HWY_INLINE auto foldToBlock(D d, hn::Vec<D> v)
@@ -356,6 +362,71 @@ void ClusterKernelSimd(const ClusterKernelSetup& k, const ClusterKernelInput& in
     }
 }
 
+void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, std::vector<ClusterPairI>& outI,
+                      std::vector<ClusterPairJ>& outJ)
+{
+    const hn::ScalableTag<float>          d;
+    const hn::RebindToSigned<decltype(d)> di;
+    using V       = hn::Vec<decltype(d)>;
+    using VI      = hn::Vec<decltype(di)>;
+    constexpr int W = static_cast<int>(hn::MaxLanes(decltype(d)()));
+    constexpr int R = 16 / W;
+    const V       rl2 = hn::Set(d, rlist2);
+    VI            laneBit[R];
+    for (int r = 0; r < R; r++)
+    {
+        laneBit[r] = hn::Shl(hn::Set(di, 1), hn::Iota(di, r * W));
+    }
+    HWY_ALIGN float bufX[16], bufY[16], bufZ[16];
+    for (int ie = in.iBegin; ie < in.iEnd; ie++)
+    {
+        const ClusterPairI& e  = in.iEntries[ie];
+        const float*        sv = in.shift + 3 * e.shift;
+        for (int ii = 0; ii < 4; ii++)
+        {
+            const int s = e.ci * 4 + ii;
+            for (int jj = 0; jj < 4; jj++)
+            {
+                bufX[4 * ii + jj] = in.x[s] + sv[0];
+                bufY[4 * ii + jj] = in.y[s] + sv[1];
+                bufZ[4 * ii + jj] = in.z[s] + sv[2];
+            }
+        }
+        V xi[R], yi[R], zi[R];
+        for (int r = 0; r < R; r++)
+        {
+            xi[r] = hn::Load(d, bufX + r * W);
+            yi[r] = hn::Load(d, bufY + r * W);
+            zi[r] = hn::Load(d, bufZ + r * W);
+        }
+        const int jBegin = static_cast<int>(outJ.size());
+        for (int p = e.jBegin; p < e.jEnd; p++)
+        {
+            const ClusterPairJ je = in.jEntries[p];
+            const int          sj = je.cj * 4;
+            const V  xj = hn::LoadDup128(d, in.x + sj), yj = hn::LoadDup128(d, in.y + sj), zj = hn::LoadDup128(d, in.z + sj);
+            const VI maskBits = hn::Set(di, static_cast<int32_t>(je.mask));
+            bool     keep     = false;
+            for (int r = 0; r < R; r++)
+            {
+                // the same float operations as the plain prune: no FMA
+                const V dx = hn::Sub(xi[r], xj), dy = hn::Sub(yi[r], yj), dz = hn::Sub(zi[r], zj);
+                const V r2 = hn::Add(hn::Add(hn::Mul(dx, dx), hn::Mul(dy, dy)), hn::Mul(dz, dz));
+                const auto inList = hn::RebindMask(d, hn::TestBit(maskBits, laneBit[r]));
+                keep = keep || !hn::AllFalse(d, hn::And(inList, hn::Lt(r2, rl2)));
+            }
+            if (keep)
+            {
+                outJ.push_back(je);
+            }
+        }
+        if (static_cast<int>(outJ.size()) > jBegin)
+        {
+            outI.push_back({ e.ci, e.shift, jBegin, static_cast<int>(outJ.size()) });
+        }
+    }
+}
+
 #endif // HWY_TARGET == HWY_SCALAR
 
 const char* ClusterKernelTargetName()
@@ -373,6 +444,13 @@ namespace putmd
 
 HWY_EXPORT(ClusterKernelSimd);
 HWY_EXPORT(ClusterKernelTargetName);
+HWY_EXPORT(ClusterPruneSimd);
+
+void clusterPruneSimd(const ClusterKernelInput& in, float rlist2, std::vector<ClusterPairI>& outI,
+                      std::vector<ClusterPairJ>& outJ)
+{
+    HWY_DYNAMIC_DISPATCH(ClusterPruneSimd)(in, rlist2, outI, outJ);
+}
 
 void clusterKernelSimd(const ClusterKernelSetup& setup, const ClusterKernelInput& in, ClusterKernelOutput& out)
 {

@@ -125,9 +125,54 @@ void ClusterNonbonded::build(const Topology& top, const Box& box, const std::vec
     rlist_ = rlist;
     grid_.build(box, x, true);
     list_.search(grid_, box, rlist, top, true, numThreads_);
-    numAtomPairs_ = list_.numAtomPairs();
-    pendingPairs_ = false;
-    setupFor_     = nullptr; // the slots changed: types again
+    numAtomPairs_        = list_.numAtomPairs();
+    pendingPairs_        = false;
+    setupFor_            = nullptr; // the slots changed: types again
+    computesSinceSearch_ = 0;
+}
+
+void ClusterNonbonded::prune()
+{
+    const auto& outer = list_.iEntries();
+    const int   ni    = static_cast<int>(outer.size());
+    const int   nt    = std::max(1, std::min(numThreads_, std::max(1, ni)));
+    threadInnerI_.resize(nt);
+    threadInnerJ_.resize(nt);
+    const float rl2 = float(rlistInner_ * rlistInner_);
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+    for (int t = 0; t < nt; t++)
+    {
+        ClusterKernelInput in;
+        in.x = x_.data(), in.y = y_.data(), in.z = z_.data();
+        in.shift    = shift_;
+        in.iEntries = outer.data();
+        in.jEntries = list_.jEntries().data();
+        in.iBegin   = static_cast<int>(long(ni) * t / nt);
+        in.iEnd     = static_cast<int>(long(ni) * (t + 1) / nt);
+        threadInnerI_[t].clear();
+        threadInnerJ_[t].clear();
+        if (kind_ == ClusterKernelKind::Reference)
+        {
+            clusterPruneReference(in, rl2, threadInnerI_[t], threadInnerJ_[t]);
+        }
+        else
+        {
+            clusterPruneSimd(in, rl2, threadInnerI_[t], threadInnerJ_[t]);
+        }
+    }
+    innerI_.clear();
+    innerJ_.clear();
+    for (int t = 0; t < nt; t++)
+    {
+        const int offset = static_cast<int>(innerJ_.size());
+        for (ClusterPairI e : threadInnerI_[t])
+        {
+            e.jBegin += offset;
+            e.jEnd += offset;
+            innerI_.push_back(e);
+        }
+        innerJ_.insert(innerJ_.end(), threadInnerJ_[t].begin(), threadInnerJ_[t].end());
+    }
 }
 
 void ClusterNonbonded::setPairs(std::vector<int> start, std::vector<int> j, double rlist)
@@ -261,7 +306,8 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
     {
         grid_.build(box, x, false);
         list_.fromPairs(grid_, pairStart_, pairJ_);
-        pendingPairs_ = false;
+        pendingPairs_        = false;
+        computesSinceSearch_ = 0;
         setupFor_     = nullptr;
     }
     if (setupFor_ != &ic || q_.size() != size_t(grid_.numSlots()))
@@ -270,15 +316,22 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
     }
     setup_.energies = !energiesOnlyWithVirial_ || virial != nullptr;
     fillCoordinates(box, x);
-
-    const auto& ie = list_.iEntries();
+    const bool pruned = pruneInterval_ > 0 && rlistInner_ > 0 && !pendingPairs_;
+    if (pruned && computesSinceSearch_ % pruneInterval_ == 0)
+    {
+        prune();
+    }
+    computesSinceSearch_++;
+    const auto& ie    = pruned ? innerI_ : list_.iEntries();
+    const auto& jList = pruned ? innerJ_ : list_.jEntries();
+    computedClusterPairs_ = jList.size();
     const int   ni = static_cast<int>(ie.size());
     const int   nt = std::max(1, std::min(numThreads_, std::max(1, ni)));
     const int   ns = grid_.numSlots();
     // shares of about equal numbers of j-entries
     threadStart_.assign(nt + 1, ni);
     threadStart_[0] = 0;
-    const long totalJ = static_cast<long>(list_.jEntries().size());
+    const long totalJ = static_cast<long>(jList.size());
     for (int t = 1, e = 0; t < nt; t++)
     {
         const long target = totalJ * t / nt;
@@ -304,7 +357,7 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
         in.ljA = ljA_.data(), in.ljB = ljB_.data();
         in.shift    = shift_;
         in.iEntries = ie.data();
-        in.jEntries = list_.jEntries().data();
+        in.jEntries = jList.data();
         in.iBegin   = threadStart_[t];
         in.iEnd     = threadStart_[t + 1];
         if (kind_ == ClusterKernelKind::Reference)

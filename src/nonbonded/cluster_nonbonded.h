@@ -9,7 +9,17 @@
  * list, each thread over its share of the i-entries (equal numbers of
  * j-entries) into its own force buffer. The buffers are summed in thread
  * order per atom, energies and shift forces in thread order, so a run is
- * reproducible for a given thread count. Same interface as PairList (the
+ * reproducible for a given thread count.
+ *
+ * Dynamic pruning (setPruning): the list from the search (radius rlist,
+ * valid for nstlist steps) is the outer list; every `interval` computes
+ * (the first after a search included) the cluster pairs with at least one
+ * atom pair closer than rlistInner are copied into the inner list, which
+ * the kernel then runs over. rlistInner is the Verlet-buffered radius for
+ * `interval` steps, so the inner list holds every pair the kernel needs
+ * until the next prune, and a cluster pair dropped is one whose atoms are
+ * all out of reach. Pruning removes only cluster pairs whose lanes would
+ * all be beyond the cut-off: forces are the same as without it. Same interface as PairList (the
  * atom-pair list that remains the kernel of the double-precision build).
  */
 #pragma once
@@ -67,6 +77,14 @@ public:
     /* Skip energies on steps without a virial (MD: energies and virial are
      * computed on the same steps). */
     void setEnergiesOnlyWithVirial(bool on) { energiesOnlyWithVirial_ = on; }
+    /* Prune the list to rlistInner every `interval` computes (0: never). */
+    void setPruning(double rlistInner, int interval)
+    {
+        rlistInner_    = rlistInner;
+        pruneInterval_ = interval;
+    }
+    /* Cluster pairs the kernel ran over at the last compute. */
+    size_t numComputedClusterPairs() const { return computedClusterPairs_; }
 
     size_t numPairs() const { return numAtomPairs_; }
     size_t numClusterPairs() const { return list_.jEntries().size(); }
@@ -79,6 +97,7 @@ public:
 private:
     void prepareSetup(const Topology& top, const InteractionConst& ic);
     void fillCoordinates(const Box& box, const std::vector<Vec3<real>>& x);
+    void prune();
     [[noreturn]] void reportOverlap(const Topology& top);
 
     ClusterKernelKind  kind_;
@@ -90,6 +109,14 @@ private:
     size_t             numAtomPairs_          = 0;
     ClusterGrid        grid_;
     ClusterPairList    list_;
+    double             rlistInner_    = 0;
+    int                pruneInterval_ = 0;
+    long               computesSinceSearch_ = 0;
+    size_t             computedClusterPairs_ = 0;
+    std::vector<ClusterPairI> innerI_;
+    std::vector<ClusterPairJ> innerJ_;
+    std::vector<std::vector<ClusterPairI>> threadInnerI_;
+    std::vector<std::vector<ClusterPairJ>> threadInnerJ_;
     bool               pendingPairs_ = false;
     std::vector<int>   pairStart_, pairJ_;
     // kernel setup, made when the interaction constants or atoms change

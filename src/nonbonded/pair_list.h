@@ -55,6 +55,8 @@ public:
     /* The atom-pair list computes energies on every call (the interface of
      * ClusterNonbonded, which can skip them). */
     void setEnergiesOnlyWithVirial(bool) {}
+    /* No dynamic pruning for the atom-pair list (exact pairs already). */
+    void setPruning(double, int) {}
     std::string kernelName() const { return "plain atom-pair list (double precision build)"; }
 
 private:

@@ -67,6 +67,13 @@ public:
         nonlocalPairList_.setEnergiesOnlyWithVirial(on);
     }
 
+    /* Dynamic pruning of the short-range list (see ClusterNonbonded). */
+    void setPruning(double rlistInner, int interval)
+    {
+        pairList_.setPruning(rlistInner, interval);
+        nonlocalPairList_.setPruning(rlistInner, interval);
+    }
+
     /* Threads for the nonbonded kernel and PME spread/gather (one rank). */
     void setNumThreads(int n);
 

@@ -147,6 +147,7 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     // (the PME grid from the starting box, as in the run a checkpoint continues)
     forces_ = std::make_unique<ForceCalculator>(top_, mdp_, in.coordinates.box, settings_.rlist);
     forces_->setEnergiesOnlyWithVirial(true); // energies and virial on the same steps (computeE)
+    forces_->setPruning(settings_.rlistInner, settings_.nstlistPrune);
     noseHoover_.assign(settings_.groups.size(), NoseHooverState());
     if (restarting)
     {

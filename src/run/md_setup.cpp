@@ -1,5 +1,7 @@
 #include "run/md_setup.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
 
@@ -169,6 +171,20 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
     }
     s.notes.push_back("pair list: rlist " + std::to_string(s.rlist) + " nm, updated every " + std::to_string(s.nstlist)
                       + " steps (buffer for " + std::to_string(refT) + " K)");
+    // dynamic pruning (the cluster-pair kernels): an inner list for
+    // c_pruneInterval steps, with the same buffer estimate for that interval
+    constexpr int c_pruneInterval = 4;
+    if (forBuffer.verletBufferTolerance > 0 && s.nstlist > c_pruneInterval && mdp.integrator != Integrator::Steep)
+    {
+        const double inner = estimateRlist(top, forBuffer, box, c_pruneInterval, refT, PairListSetup{ 1, 1 });
+        if (inner < s.rlist)
+        {
+            s.nstlistPrune = c_pruneInterval;
+            s.rlistInner   = inner;
+            s.notes.push_back(fmt::format("dynamic pruning: inner list rlist {:.4f} nm, pruned every {} steps",
+                                          inner, c_pruneInterval));
+        }
+    }
     return s;
 }
 

@@ -37,6 +37,8 @@ struct MdSettings
 {
     int            nstlist    = 10;
     double         rlist      = 1.0;
+    int            nstlistPrune = 0;   // dynamic pruning interval (0: none)
+    double         rlistInner   = 0;   // its list radius
     int            nsttcouple = 10;
     int            nstpcouple = 10;
     int            nstcalcenergy = 100;

@@ -264,6 +264,64 @@ TEST(ClusterNonbonded, ExplicitPairListsGiveTheSameForcesAsThePairList)
     expectClose(r, pl, 5e-5, 2e-6, "explicit pairs"); // two single-precision kernels
 }
 
+TEST(ClusterNonbonded, PruningDropsOnlyClusterPairsBeyondReachAndKeepsTheForces)
+{
+    for (const char* name : { "water-spce-3k", "peptide-amber-triclinic" })
+    {
+        const System           s  = load(name);
+        const InteractionConst ic = makeInteractionConst(s.in.mdp);
+        ClusterNonbonded       full;
+        const Result           ref = run(full, s, ic);
+        for (ClusterKernelKind kind : { ClusterKernelKind::Simd, ClusterKernelKind::Reference })
+        {
+            ClusterNonbonded pruned;
+            pruned.setKernel(kind);
+            pruned.setPruning(ic.rmax + 0.02, 2);
+            Result r = run(pruned, s, ic);
+            // one thread: the kept cluster pairs in the same order, the
+            // dropped ones contributed nothing, so the forces are identical
+            if (kind == ClusterKernelKind::Simd)
+            {
+                EXPECT_EQ(forceDifference(r.f, ref.f), 0.0) << name;
+                EXPECT_EQ(r.e[EnergyTerm::CoulombSR], ref.e[EnergyTerm::CoulombSR]) << name;
+            }
+            else
+            {
+                expectClose(r, ref, 2e-5, 2e-6, std::string(name) + " plain kernel, pruned");
+            }
+            EXPECT_LT(pruned.numComputedClusterPairs(), full.numComputedClusterPairs()) << name;
+            EXPECT_GT(pruned.numComputedClusterPairs(), full.numComputedClusterPairs() / 3) << name;
+            // the next compute (no prune: interval 2) and the one after (prune)
+            for (int step = 0; step < 2; step++)
+            {
+                Result again;
+                again.f.assign(s.x.size(), Vec3<real>());
+                pruned.compute(s.in.topology, ic, s.in.coordinates.box, s.x, again.f, again.e, &again.virial);
+                EXPECT_EQ(forceDifference(again.f, r.f), 0.0) << name << " step " << step;
+            }
+        }
+    }
+}
+
+TEST(ClusterNonbonded, SimdAndPlainPruningKeepTheSameClusterPairs)
+{
+    const System           s  = load("peptide-amber-triclinic");
+    const InteractionConst ic = makeInteractionConst(s.in.mdp);
+    for (double rInner : { 0.8, 1.0, 1.05 })
+    {
+        size_t counts[2];
+        for (ClusterKernelKind kind : { ClusterKernelKind::Simd, ClusterKernelKind::Reference })
+        {
+            ClusterNonbonded nb;
+            nb.setKernel(kind);
+            nb.setPruning(rInner, 1);
+            run(nb, s, ic);
+            counts[kind == ClusterKernelKind::Simd ? 0 : 1] = nb.numComputedClusterPairs();
+        }
+        EXPECT_EQ(counts[0], counts[1]) << rInner;
+    }
+}
+
 TEST(ClusterNonbonded, OverlappingAtomsAreNamed)
 {
     System s = load("water-spce-3k");
