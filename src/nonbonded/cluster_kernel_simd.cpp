@@ -399,30 +399,34 @@ void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, std::vector<Cl
             yi[r] = hn::Load(d, bufY + r * W);
             zi[r] = hn::Load(d, bufZ + r * W);
         }
+        // branch-free: every entry is written, the count advances when kept
+        // (whether an entry is kept is unpredictable near the radius)
         const int jBegin = static_cast<int>(outJ.size());
+        outJ.resize(jBegin + (e.jEnd - e.jBegin));
+        ClusterPairJ* HWY_RESTRICT dst = outJ.data() + jBegin;
+        int                        n   = 0;
         for (int p = e.jBegin; p < e.jEnd; p++)
         {
             const ClusterPairJ je = in.jEntries[p];
             const int          sj = je.cj * 4;
             const V  xj = hn::LoadDup128(d, in.x + sj), yj = hn::LoadDup128(d, in.y + sj), zj = hn::LoadDup128(d, in.z + sj);
             const VI maskBits = hn::Set(di, static_cast<int32_t>(je.mask));
-            bool     keep     = false;
+            size_t   within   = 0;
             for (int r = 0; r < R; r++)
             {
                 // the same float operations as the plain prune: no FMA
                 const V dx = hn::Sub(xi[r], xj), dy = hn::Sub(yi[r], yj), dz = hn::Sub(zi[r], zj);
                 const V r2 = hn::Add(hn::Add(hn::Mul(dx, dx), hn::Mul(dy, dy)), hn::Mul(dz, dz));
                 const auto inList = hn::RebindMask(d, hn::TestBit(maskBits, laneBit[r]));
-                keep = keep || !hn::AllFalse(d, hn::And(inList, hn::Lt(r2, rl2)));
+                within += hn::CountTrue(d, hn::And(inList, hn::Lt(r2, rl2)));
             }
-            if (keep)
-            {
-                outJ.push_back(je);
-            }
+            dst[n] = je;
+            n += within > 0 ? 1 : 0;
         }
-        if (static_cast<int>(outJ.size()) > jBegin)
+        outJ.resize(jBegin + n);
+        if (n > 0)
         {
-            outI.push_back({ e.ci, e.shift, jBegin, static_cast<int>(outJ.size()) });
+            outI.push_back({ e.ci, e.shift, jBegin, jBegin + n });
         }
     }
 }

@@ -454,7 +454,7 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
             }
         }
     }
-    const double vexcl = exclusionCorrections_ ? exclusionCorrections(top, ic, Pbc(box), x, f, virial) : 0.0;
+    const double vexcl = exclusionCorrections_ ? exclusionCorrections(top, ic, Pbc(box), x, f, virial, -1, numThreads_) : 0.0;
     if (setup_.energies)
     {
         energies.add(EnergyTerm::LJSR, vlj);

@@ -22,9 +22,13 @@ namespace putmd
 
 /* Returns the energy; adds forces and (if virial is not null) the virial.
  * Self terms for atoms [0, numSelfAtoms) (-1: all; with domain
- * decomposition only the home atoms, whose copies elsewhere add none). */
+ * decomposition only the home atoms, whose copies elsewhere add none).
+ * Threads take equal ranges of i-atoms; a pair whose other atom lies in a
+ * later range has that atom's force added after the threads, in order,
+ * and energies and virials are summed in thread order: the result is the
+ * same for a given thread count. */
 double exclusionCorrections(const Topology& top, const InteractionConst& ic, const Pbc& pbc,
                             const std::vector<Vec3<real>>& x, std::vector<Vec3<real>>& f, Matrix3* virial,
-                            int numSelfAtoms = -1);
+                            int numSelfAtoms = -1, int numThreads = 1);
 
 } // namespace putmd
