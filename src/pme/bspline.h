@@ -82,8 +82,10 @@ struct SpectrumBlock
 };
 
 /* Multiplies the block by the influence function, returns its energy and
- * adds its virial (when not null). The m = 0 term is zeroed. */
+ * adds its virial (when not null). The m = 0 term is zeroed. With
+ * influence, the factor of every point is stored there (block order), so
+ * that steps with the same box can reuse it without an exp per point. */
 double solvePmeBlock(const PmeParameters& params, const std::array<std::vector<double>, 3>& moduli, const Box& box,
-                     std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial);
+                     std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial, real* influence = nullptr);
 
 } // namespace putmd

@@ -59,8 +59,129 @@ struct Pme::Splines
 {
     int                 order;
     std::vector<int>    index[3]; // first grid index (wrapped) per atom and dim
-    std::vector<double> theta[3], dtheta[3];
+    std::vector<real>   theta[3], dtheta[3]; // the build's precision
 };
+
+namespace
+{
+
+/* B-spline weights in the build's precision: order 4 in closed form (the
+ * cubic B-spline and its derivative), other orders by the recursion. */
+template<int P>
+inline void splinesOf(double w, real* theta, real* dtheta, int order)
+{
+    if constexpr (P == 4)
+    {
+        const real x = real(w), om = 1 - x, x2 = x * x, x3 = x2 * x;
+        theta[0]  = om * om * om / 6;
+        theta[1]  = (3 * x3 - 6 * x2 + 4) / 6;
+        theta[2]  = (-3 * x3 + 3 * x2 + 3 * x + 1) / 6;
+        theta[3]  = x3 / 6;
+        dtheta[0] = -om * om / 2;
+        dtheta[1] = (3 * x2 - 4 * x) / 2;
+        dtheta[2] = (-3 * x2 + 2 * x + 1) / 2;
+        dtheta[3] = x2 / 2;
+    }
+    else
+    {
+        double th[16], dth[16];
+        fillBspline(order, w, th, dth);
+        for (int j = 0; j < order; j++)
+        {
+            theta[j]  = real(th[j]);
+            dtheta[j] = real(dth[j]);
+        }
+    }
+}
+
+/* One atom's charge onto the grid; P = 0: the run-time order p. Rows that
+ * do not wrap in z take the contiguous (vectorised) loop. */
+template<int P>
+inline void spreadAtom(real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* wz, const int* idx,
+                       real qi, const real* tx, const real* ty, const real* tz, int p)
+{
+    const int  n      = P > 0 ? P : p;
+    const int  iz     = idx[2];
+    const bool inside = iz + n <= K[2];
+    for (int a = 0; a < n; a++)
+    {
+        const int  gx = wx[idx[0] + a];
+        const real qa = qi * tx[a];
+        for (int b = 0; b < n; b++)
+        {
+            const int  gy  = wy[idx[1] + b];
+            const real qab = qa * ty[b];
+            real*      row = grid + (size_t(gx) * K[1] + gy) * K[2];
+            if (inside)
+            {
+                real* r = row + iz;
+                for (int c = 0; c < n; c++)
+                {
+                    r[c] += qab * tz[c];
+                }
+            }
+            else
+            {
+                for (int c = 0; c < n; c++)
+                {
+                    row[wz[iz + c]] += qab * tz[c];
+                }
+            }
+        }
+    }
+}
+
+/* dE/du_d / q of one atom from the grid (u: grid coordinates). */
+template<int P>
+inline void gatherAtom(const real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* wz,
+                       const int* idx, const real* tx, const real* ty, const real* tz, const real* dtx, const real* dty,
+                       const real* dtz, int p, real fu[3])
+{
+    const int  n      = P > 0 ? P : p;
+    const int  iz     = idx[2];
+    const bool inside = iz + n <= K[2];
+    real       f0 = 0, f1 = 0, f2 = 0;
+    for (int a = 0; a < n; a++)
+    {
+        const int gx = wx[idx[0] + a];
+        real      sx = 0, sy = 0, sdz = 0; // sums over b and c for this a
+        for (int b = 0; b < n; b++)
+        {
+            const int   gy  = wy[idx[1] + b];
+            const real* row = grid + (size_t(gx) * K[1] + gy) * K[2];
+            real        gz = 0, gdz = 0; // sum_c theta_z g, sum_c dtheta_z g
+            if (inside)
+            {
+                const real* r = row + iz;
+                for (int c = 0; c < n; c++)
+                {
+                    gz += tz[c] * r[c];
+                    gdz += dtz[c] * r[c];
+                }
+            }
+            else
+            {
+                for (int c = 0; c < n; c++)
+                {
+                    const real g = row[wz[iz + c]];
+                    gz += tz[c] * g;
+                    gdz += dtz[c] * g;
+                }
+            }
+            sx += ty[b] * gz;
+            sy += dty[b] * gz;
+            sdz += ty[b] * gdz;
+        }
+        f0 += dtx[a] * sx;
+        f1 += tx[a] * sy;
+        f2 += tx[a] * sdz;
+    }
+    fu[0] = f0;
+    fu[1] = f1;
+    fu[2] = f2;
+}
+
+} // namespace
 
 Pme::Pme(const PmeParameters& params) : params_(params), splines_(std::make_unique<Splines>())
 {
@@ -120,35 +241,30 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
         std::fill(grid, grid + ngrid, real(0));
         for (int i = begin; i < end; i++)
         {
+            int idx[3];
             for (int d = 0; d < 3; d++)
             {
                 double    w  = 0;
                 const int iu = pmeGridCell(x[i], inv, d, K[d], &w);
-                fillBspline(p, w, &s.theta[d][size_t(i) * p], &s.dtheta[d][size_t(i) * p]);
-                s.index[d][i] = (iu - p + 1 + K[d]) % K[d];
+                real*     th = &s.theta[d][size_t(i) * p];
+                real*     dt = &s.dtheta[d][size_t(i) * p];
+                p == 4 ? splinesOf<4>(w, th, dt, p) : splinesOf<0>(w, th, dt, p);
+                idx[d] = s.index[d][i] = (iu - p + 1 + K[d]) % K[d];
             }
             if (q[i] == 0)
             {
                 continue;
             }
-            const double* tx = &s.theta[0][size_t(i) * p];
-            const double* ty = &s.theta[1][size_t(i) * p];
-            const double* tz = &s.theta[2][size_t(i) * p];
-            const int*    zi = wz + s.index[2][i];
-            for (int a = 0; a < p; a++)
+            const real* tx = &s.theta[0][size_t(i) * p];
+            const real* ty = &s.theta[1][size_t(i) * p];
+            const real* tz = &s.theta[2][size_t(i) * p];
+            if (p == 4)
             {
-                const int    gx = wx[s.index[0][i] + a];
-                const double qa = q[i] * tx[a];
-                for (int b = 0; b < p; b++)
-                {
-                    const int  gy  = wy[s.index[1][i] + b];
-                    const real qab = real(qa * ty[b]);
-                    real*      row = grid + (size_t(gx) * K[1] + gy) * K[2];
-                    for (int c = 0; c < p; c++)
-                    {
-                        row[zi[c]] += qab * real(tz[c]);
-                    }
-                }
+                spreadAtom<4>(grid, K, wx, wy, wz, idx, real(q[i]), tx, ty, tz, p);
+            }
+            else
+            {
+                spreadAtom<0>(grid, K, wx, wy, wz, idx, real(q[i]), tx, ty, tz, p);
             }
         }
     }
@@ -169,7 +285,7 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
 }
 
 double solvePmeBlock(const PmeParameters& params, const std::array<std::vector<double>, 3>& moduli, const Box& box,
-                     std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial)
+                     std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial, real* influence)
 {
     const auto     K    = params.gridSize;
     const Matrix3& inv  = box.inverse();
@@ -204,6 +320,10 @@ double solvePmeBlock(const PmeParameters& params, const std::array<std::vector<d
                     if (kx == 0 && ky == 0 && kz == 0)
                     {
                         v = 0;
+                        if (influence)
+                        {
+                            influence[index] = 0;
+                        }
                         continue;
                     }
                     const int mx = kx < (K[0] + 1) / 2 ? kx : kx - K[0]; // as GROMACS maps the Nyquist plane
@@ -222,6 +342,10 @@ double solvePmeBlock(const PmeParameters& params, const std::array<std::vector<d
                     const double em = 0.5 * weight * eterm * (re * re + im * im); // this m's energy
                     energy += em;
                     v *= real(eterm);
+                    if (influence)
+                    {
+                        influence[index] = real(eterm);
+                    }
                     if (virial)
                     {
                         // -0.5 E_m (delta_ab - 2 (1 + pi^2 m^2 / beta^2) m_a m_b / m^2)
@@ -261,8 +385,52 @@ double solvePmeBlock(const PmeParameters& params, const std::array<std::vector<d
 double Pme::solve(const Box& box, Matrix3* virial)
 {
     SpectrumBlock all;
-    all.size = { params_.gridSize[0], params_.gridSize[1], fft_->complexNz() };
-    return solvePmeBlock(params_, bsplineModuli_, box, fft_->complexData(), all, virial);
+    const int     nzc = fft_->complexNz();
+    all.size          = { params_.gridSize[0], params_.gridSize[1], nzc };
+    const size_t  n   = size_t(all.size[0]) * all.size[1] * nzc;
+    bool          sameBox = influence_.size() == n;
+    for (int a = 0; a < 3 && sameBox; a++)
+    {
+        for (int b = 0; b < 3; b++)
+        {
+            sameBox = sameBox && box.vectors()(a, b) == influenceBox_.vectors()(a, b);
+        }
+    }
+    if (virial || !sameBox)
+    {
+        influence_.resize(n);
+        influenceBox_ = box;
+        return solvePmeBlock(params_, bsplineModuli_, box, fft_->complexData(), all, virial, influence_.data());
+    }
+    // the same box as the last full solve: its factors, no exp per point
+    std::complex<real>* data = fft_->complexData();
+    const int           K2   = params_.gridSize[2];
+    const int           rows = all.size[0] * all.size[1];
+    const int           nt   = std::max(1, std::min(numThreads_, rows));
+    std::vector<double> energies(nt, 0.0);
+#pragma omp parallel num_threads(nt)
+    {
+        const int t = nt > 1 ? omp_get_thread_num() : 0;
+        double    e = 0;
+        for (long row = long(rows) * t / nt; row < long(rows) * (t + 1) / nt; row++)
+        {
+            for (int kz = 0; kz < nzc; kz++)
+            {
+                const size_t i      = size_t(row) * nzc + kz;
+                const double weight = (kz == 0 || (K2 % 2 == 0 && kz == K2 / 2)) ? 0.5 : 1.0; // 0.5 x the r2c weight
+                const auto   v      = data[i];
+                e += weight * influence_[i] * (double(v.real()) * v.real() + double(v.imag()) * v.imag());
+                data[i] = v * influence_[i];
+            }
+        }
+        energies[t] = e;
+    }
+    double energy = 0;
+    for (double e : energies)
+    {
+        energy += e;
+    }
+    return energy;
 }
 
 void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s, std::vector<Vec3<real>>& f)
@@ -283,43 +451,25 @@ void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s,
         {
             continue;
         }
-        const double* tx  = &s.theta[0][size_t(i) * p];
-        const double* ty  = &s.theta[1][size_t(i) * p];
-        const double* tz  = &s.theta[2][size_t(i) * p];
-        const double* dtx = &s.dtheta[0][size_t(i) * p];
-        const double* dty = &s.dtheta[1][size_t(i) * p];
-        const double* dtz = &s.dtheta[2][size_t(i) * p];
-        const int*    zi  = wz + s.index[2][i];
-        double        fu[3] = { 0, 0, 0 }; // dE/du_d / q
-        for (int a = 0; a < p; a++)
+        const size_t o      = size_t(i) * p;
+        const int    idx[3] = { s.index[0][i], s.index[1][i], s.index[2][i] };
+        real         fu[3]; // dE/du_d / q
+        if (p == 4)
         {
-            const int gx = wx[s.index[0][i] + a];
-            double    sx = 0, sdx = 0, sy = 0; // sums over b, c for this a
-            for (int b = 0; b < p; b++)
-            {
-                const int   gy  = wy[s.index[1][i] + b];
-                const real* row = grid + (size_t(gx) * K[1] + gy) * K[2];
-                double      gz = 0, gdz = 0; // sum_c theta_z g, sum_c dtheta_z g
-                for (int c = 0; c < p; c++)
-                {
-                    const double g = row[zi[c]];
-                    gz += tz[c] * g;
-                    gdz += dtz[c] * g;
-                }
-                sx += ty[b] * gz;
-                sy += dty[b] * gz;
-                sdx += ty[b] * gdz;
-            }
-            fu[0] += dtx[a] * sx;
-            fu[1] += tx[a] * sy;
-            fu[2] += tx[a] * sdx;
+            gatherAtom<4>(grid, K, wx, wy, wz, idx, &s.theta[0][o], &s.theta[1][o], &s.theta[2][o], &s.dtheta[0][o],
+                          &s.dtheta[1][o], &s.dtheta[2][o], p, fu);
+        }
+        else
+        {
+            gatherAtom<0>(grid, K, wx, wy, wz, idx, &s.theta[0][o], &s.theta[1][o], &s.theta[2][o], &s.dtheta[0][o],
+                          &s.dtheta[1][o], &s.dtheta[2][o], p, fu);
         }
         for (int e = 0; e < 3; e++)
         {
             double de = 0;
             for (int d = 0; d < 3; d++)
             {
-                de += fu[d] * K[d] * inv(e, d);
+                de += double(fu[d]) * K[d] * inv(e, d);
             }
             f[i][e] -= real(q[i] * de);
         }

@@ -69,6 +69,8 @@ private:
     std::unique_ptr<Splines>          splines_;
     std::array<std::vector<int>, 3>   wrap_; // wrap_[d][i] = i mod K_d for i < K_d + order
     std::vector<std::vector<real>>    threadGrids_;
+    std::vector<real>                 influence_; // per spectrum point, for influenceBox_
+    Box                               influenceBox_;
 };
 
 struct MdpOptions;

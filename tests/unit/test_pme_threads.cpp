@@ -54,5 +54,54 @@ TEST(PmeThreads, SameForcesAndEnergyAsOneThread)
     EXPECT_GT(largest, 0);
 }
 
+TEST(PmeInfluenceCache, SecondStepWithTheSameBoxGivesTheSameResult)
+{
+    // a step without virial and the box of the last full solve reuses the
+    // stored influence function: same forces (bitwise: the same factors),
+    // same energy to rounding; a new box is solved again
+    const std::string data = PUTMD_TEST_DATA;
+    InputPaths        paths;
+    paths.topology    = data + "/systems/water-spce-3k/topol.top";
+    paths.coordinates = data + "/systems/water-spce-3k/conf.gro";
+    paths.mdp         = data + "/systems/water-spce-3k/ref/ref.mdp";
+    const SystemInputs      in = loadSystem(paths);
+    const InteractionConst  ic = makeInteractionConst(in.mdp);
+    std::vector<Vec3<real>> x;
+    for (const auto& p : in.coordinates.x)
+    {
+        x.push_back(Vec3<real>(p));
+    }
+    const PmeParameters p = pmeParametersFor(in.coordinates.box, in.mdp, ic.ewaldCoeff, ic.epsfac);
+    for (int threads : { 1, 2 })
+    {
+        Pme pme(p);
+        pme.setNumThreads(threads);
+        std::vector<Vec3<real>> f1(x.size()), f2(x.size()), f3(x.size());
+        Matrix3                 virial;
+        const double            e1 = pme.compute(in.coordinates.box, x, in.topology.charge, f1, &virial);
+        const double            e2 = pme.compute(in.coordinates.box, x, in.topology.charge, f2, nullptr);
+        EXPECT_NEAR(e2, e1, 1e-6 * std::abs(e1)) << threads;
+        for (size_t i = 0; i < x.size(); i++)
+        {
+            ASSERT_EQ(norm(f2[i] - f1[i]), 0) << i;
+        }
+        // a box 1% larger: solved again, so a different energy
+        Matrix3 bigger = in.coordinates.box.vectors();
+        for (int a = 0; a < 3; a++)
+        {
+            for (int b = 0; b < 3; b++)
+            {
+                bigger(a, b) *= 1.01;
+            }
+        }
+        Pme          fresh(p);
+        const double e3     = pme.compute(Box(bigger), x, in.topology.charge, f3, nullptr);
+        std::vector<Vec3<real>> f4(x.size());
+        const double e4     = fresh.compute(Box(bigger), x, in.topology.charge, f4, nullptr);
+        EXPECT_NE(e3, e1);
+        EXPECT_NEAR(e3, e4, 1e-6 * std::abs(e4));
+    }
+}
+
 } // namespace
 } // namespace putmd
