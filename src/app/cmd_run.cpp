@@ -30,7 +30,7 @@ std::vector<OptionSpec> runOptions()
     auto specs = inputFileOptions("starting coordinates (.gro), velocities used when present");
     specs.push_back({ "deffnm", "NAME", "output prefix: NAME.log, NAME.csv, NAME.xtc, NAME.trr, NAME.gro", "md" });
     specs.push_back({ "nsteps", "N", "number of steps, overriding the mdp's nsteps", "" });
-    specs.push_back({ "nt", "N", "threads (0: one per core of this machine)", "0" });
+    specs.push_back({ "nt", "N", "threads per rank (0: the cores of this machine shared by the ranks on it)", "0" });
     specs.push_back({ "maxh", "HOURS", "stop cleanly at 99% of this wall time (as gmx mdrun -maxh)", "-1" });
     specs.push_back({ "cpt", "MINUTES", "write NAME.cpt every MINUTES of wall time (0: at every pair-search step; -1: never) and at the end",
                       "15" });
@@ -79,7 +79,8 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
     {
         throw InputError("putmd run: -nt needs a thread count from 0 (one per core) to 1024, found '" + opt.get("nt") + "'");
     }
-    run.numThreads = *nt > 0 ? static_cast<int>(*nt) : std::max(1u, std::thread::hardware_concurrency());
+    run.numThreads   = static_cast<int>(*nt);
+    run.threadChoice = "set with -nt";
     const auto maxh = tryParseDouble(opt.get("maxh"));
     if (!maxh || (*maxh <= 0 && *maxh != -1))
     {
@@ -130,6 +131,17 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
         throw InputError("putmd run: --halo '" + opt.get("halo") + "' is not a schedule; valid: staged, direct");
     }
     run.dd.schedule = opt.get("halo") == "direct" ? HaloSchedule::Direct : HaloSchedule::Staged;
+    if (run.numThreads == 0)
+    {
+        // the default layout: the cores of this machine shared by the ranks
+        // on it (one rank with threads is the fastest layout on one machine,
+        // docs/performance.md)
+        const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        const int ranks = comm::Communicator::ranksOnThisNode();
+        run.numThreads  = std::max(1, cores / ranks);
+        run.threadChoice = "automatic: " + std::to_string(cores) + " cores and " + std::to_string(ranks)
+                           + (ranks == 1 ? " rank" : " ranks") + " on this machine";
+    }
     installStopSignalHandlers();
     SystemInputs in = loadSystem(paths);
     for (const auto& w : in.warnings)

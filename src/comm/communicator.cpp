@@ -158,6 +158,20 @@ int Communicator::worldSize()
     return g_size;
 }
 
+int Communicator::ranksOnThisNode()
+{
+    if (!parallel() || g_size <= 1)
+    {
+        return 1;
+    }
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int n = 1;
+    MPI_Comm_size(node, &n);
+    MPI_Comm_free(&node);
+    return n;
+}
+
 int Communicator::worldRank()
 {
     return g_rank;

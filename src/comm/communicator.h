@@ -116,6 +116,8 @@ public:
     static bool parallel();
     /* Ranks in the job (1 without a launcher), without making a Communicator. */
     static int worldSize();
+    /* Ranks of the job on this machine (shared memory); 1 without MPI. */
+    static int ranksOnThisNode();
     static int worldRank();
     /* Stop every rank of the job now with this exit code (MPI_Abort), after
      * the caller printed its message; plain exit() on one rank. */

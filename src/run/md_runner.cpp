@@ -300,7 +300,9 @@ void MdRun::writeHeader()
     log_->line("command: " + options_.commandLine);
     log_->line(fmt::format("system: {} ({} atoms), integrator {}, dt {} ps, nsteps {}", top_.systemName, top_.numAtoms,
                            enumName(mdp_.integrator), mdp_.dt, nsteps_));
-    log_->line(fmt::format("threads: {} (-nt) for the nonbonded kernel, pair search, PME and SETTLE; listed forces, LINCS and update on one", options_.numThreads));
+    log_->line(fmt::format("threads: {} per rank ({}) for the nonbonded kernel, pair search, PME and SETTLE; listed "
+                           "forces, LINCS and update on one",
+                           options_.numThreads, options_.threadChoice.empty() ? "-nt" : options_.threadChoice));
     log_->line("nonbonded kernel: " + forces_->kernelName() + " (PUTMD_SIMD=auto|reference|sse4|avx2|avx512)");
     log_->line(fmt::format("cut-offs: rcoulomb {} nm ({}), rvdw {} nm ({}), DispCorr {}", mdp_.rcoulomb,
                            enumName(mdp_.coulombType), mdp_.rvdw, enumName(mdp_.vdwModifier), enumName(mdp_.dispCorr)));

@@ -28,7 +28,8 @@ struct RunOptions
     std::string deffnm         = "md"; // output file prefix
     long        nstepsOverride = -2;   // -2: use the mdp's nsteps
     std::string commandLine;           // for the log
-    int         numThreads = 1;        // -nt: threads for the nonbonded kernel
+    int         numThreads = 1;        // -nt: threads per rank
+    std::string threadChoice;          // how numThreads was chosen, for the log
     double      maxHours   = -1;       // -maxh: stop at 99% of this wall time (-1: no limit)
     /* Ranks: with a communicator of several ranks (or -dd given) the run is
      * domain-decomposed; null: one rank, no decomposition. */
