@@ -79,14 +79,24 @@ struct ClusterKernelOutput
 void clusterKernelReference(const ClusterKernelSetup& setup, const ClusterKernelInput& in, ClusterKernelOutput& out);
 void clusterKernelSimd(const ClusterKernelSetup& setup, const ClusterKernelInput& in, ClusterKernelOutput& out);
 
+/* Where a prune writes: i-entries from i[0] on (numI of them when done),
+ * j-entries from j[0] on, j[0] being index jOffset of the whole j-array
+ * (the i-entries' jBegin/jEnd are indices of the whole array). Room for
+ * as many entries as the input range has. */
+struct ClusterPruneOutput
+{
+    ClusterPairI* i;
+    ClusterPairJ* j;
+    int           jOffset;
+    int           numI;
+};
+
 /* Dynamic pruning: the entries [iBegin, iEnd) of the input's list that have
- * at least one pair of their mask closer than sqrt(rlist2) now, appended to
- * outI/outJ (j-entries keep their full masks; entries keep their order).
- * The plain and the SIMD version compute the same float distances. */
-void clusterPruneReference(const ClusterKernelInput& in, float rlist2, std::vector<ClusterPairI>& outI,
-                           std::vector<ClusterPairJ>& outJ);
-void clusterPruneSimd(const ClusterKernelInput& in, float rlist2, std::vector<ClusterPairI>& outI,
-                      std::vector<ClusterPairJ>& outJ);
+ * at least one pair of their mask closer than sqrt(rlist2) now (j-entries
+ * keep their full masks; entries keep their order). The plain and the SIMD
+ * version compute the same float distances. */
+void clusterPruneReference(const ClusterKernelInput& in, float rlist2, ClusterPruneOutput& out);
+void clusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOutput& out);
 
 /* The instruction set the SIMD kernel dispatches to ("AVX3" is AVX-512). */
 std::string clusterKernelTarget();

@@ -104,14 +104,14 @@ void clusterKernelReference(const ClusterKernelSetup& k, const ClusterKernelInpu
     }
 }
 
-void clusterPruneReference(const ClusterKernelInput& in, float rlist2, std::vector<ClusterPairI>& outI,
-                           std::vector<ClusterPairJ>& outJ)
+void clusterPruneReference(const ClusterKernelInput& in, float rlist2, ClusterPruneOutput& out)
 {
+    int nj = 0;
     for (int ie = in.iBegin; ie < in.iEnd; ie++)
     {
         const ClusterPairI& e      = in.iEntries[ie];
         const float*        sv     = in.shift + 3 * e.shift;
-        const int           jBegin = static_cast<int>(outJ.size());
+        const int           jBegin = nj;
         for (int p = e.jBegin; p < e.jEnd; p++)
         {
             const ClusterPairJ& je   = in.jEntries[p];
@@ -130,12 +130,12 @@ void clusterPruneReference(const ClusterKernelInput& in, float rlist2, std::vect
             }
             if (keep)
             {
-                outJ.push_back(je);
+                out.j[nj++] = je;
             }
         }
-        if (static_cast<int>(outJ.size()) > jBegin)
+        if (nj > jBegin)
         {
-            outI.push_back({ e.ci, e.shift, jBegin, static_cast<int>(outJ.size()) });
+            out.i[out.numI++] = { e.ci, e.shift, out.jOffset + jBegin, out.jOffset + nj };
         }
     }
 }

@@ -36,10 +36,9 @@ void ClusterKernelSimd(const ClusterKernelSetup& k, const ClusterKernelInput& in
     clusterKernelReference(k, in, out);
 }
 
-void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, std::vector<ClusterPairI>& outI,
-                      std::vector<ClusterPairJ>& outJ)
+void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOutput& out)
 {
-    clusterPruneReference(in, rlist2, outI, outJ);
+    clusterPruneReference(in, rlist2, out);
 }
 #else
 template<class D>
@@ -362,8 +361,7 @@ void ClusterKernelSimd(const ClusterKernelSetup& k, const ClusterKernelInput& in
     }
 }
 
-void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, std::vector<ClusterPairI>& outI,
-                      std::vector<ClusterPairJ>& outJ)
+void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOutput& out)
 {
     const hn::ScalableTag<float>          d;
     const hn::RebindToSigned<decltype(d)> di;
@@ -378,6 +376,8 @@ void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, std::vector<Cl
         laneBit[r] = hn::Shl(hn::Set(di, 1), hn::Iota(di, r * W));
     }
     HWY_ALIGN float bufX[16], bufY[16], bufZ[16];
+    ClusterPairJ* HWY_RESTRICT dst = out.j;
+    int                        nj  = 0;
     for (int ie = in.iBegin; ie < in.iEnd; ie++)
     {
         const ClusterPairI& e  = in.iEntries[ie];
@@ -401,10 +401,7 @@ void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, std::vector<Cl
         }
         // branch-free: every entry is written, the count advances when kept
         // (whether an entry is kept is unpredictable near the radius)
-        const int jBegin = static_cast<int>(outJ.size());
-        outJ.resize(jBegin + (e.jEnd - e.jBegin));
-        ClusterPairJ* HWY_RESTRICT dst = outJ.data() + jBegin;
-        int                        n   = 0;
+        const int jBegin = nj;
         for (int p = e.jBegin; p < e.jEnd; p++)
         {
             const ClusterPairJ je = in.jEntries[p];
@@ -420,13 +417,12 @@ void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, std::vector<Cl
                 const auto inList = hn::RebindMask(d, hn::TestBit(maskBits, laneBit[r]));
                 within += hn::CountTrue(d, hn::And(inList, hn::Lt(r2, rl2)));
             }
-            dst[n] = je;
-            n += within > 0 ? 1 : 0;
+            dst[nj] = je;
+            nj += within > 0 ? 1 : 0;
         }
-        outJ.resize(jBegin + n);
-        if (n > 0)
+        if (nj > jBegin)
         {
-            outI.push_back({ e.ci, e.shift, jBegin, jBegin + n });
+            out.i[out.numI++] = { e.ci, e.shift, out.jOffset + jBegin, out.jOffset + nj };
         }
     }
 }
@@ -450,10 +446,9 @@ HWY_EXPORT(ClusterKernelSimd);
 HWY_EXPORT(ClusterKernelTargetName);
 HWY_EXPORT(ClusterPruneSimd);
 
-void clusterPruneSimd(const ClusterKernelInput& in, float rlist2, std::vector<ClusterPairI>& outI,
-                      std::vector<ClusterPairJ>& outJ)
+void clusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOutput& out)
 {
-    HWY_DYNAMIC_DISPATCH(ClusterPruneSimd)(in, rlist2, outI, outJ);
+    HWY_DYNAMIC_DISPATCH(ClusterPruneSimd)(in, rlist2, out);
 }
 
 void clusterKernelSimd(const ClusterKernelSetup& setup, const ClusterKernelInput& in, ClusterKernelOutput& out)

@@ -133,12 +133,18 @@ void ClusterNonbonded::build(const Topology& top, const Box& box, const std::vec
 
 void ClusterNonbonded::prune()
 {
-    const auto& outer = list_.iEntries();
-    const int   ni    = static_cast<int>(outer.size());
-    const int   nt    = std::max(1, std::min(numThreads_, std::max(1, ni)));
-    threadInnerI_.resize(nt);
-    threadInnerJ_.resize(nt);
-    const float rl2 = float(rlistInner_ * rlistInner_);
+    // in place: thread t writes the entries it keeps from its range of the
+    // outer list at that range's own offsets (a pruned range is never
+    // longer), so no per-thread copies; the i-entries are then closed up
+    // in order, the j-entries may keep gaps (the kernel follows jBegin/jEnd)
+    const auto& outer  = list_.iEntries();
+    const auto& outerJ = list_.jEntries();
+    const int   ni     = static_cast<int>(outer.size());
+    const int   nt     = std::max(1, std::min(numThreads_, std::max(1, ni)));
+    innerI_.resize(outer.size());
+    innerJ_.resize(outerJ.size());
+    std::vector<int> kept(nt, 0);
+    const float      rl2 = float(rlistInner_ * rlistInner_);
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++)
     {
@@ -146,32 +152,37 @@ void ClusterNonbonded::prune()
         in.x = x_.data(), in.y = y_.data(), in.z = z_.data();
         in.shift    = shift_;
         in.iEntries = outer.data();
-        in.jEntries = list_.jEntries().data();
+        in.jEntries = outerJ.data();
         in.iBegin   = static_cast<int>(long(ni) * t / nt);
         in.iEnd     = static_cast<int>(long(ni) * (t + 1) / nt);
-        threadInnerI_[t].clear();
-        threadInnerJ_[t].clear();
+        if (in.iBegin == in.iEnd)
+        {
+            continue;
+        }
+        ClusterPruneOutput out{ innerI_.data() + in.iBegin, innerJ_.data() + outer[in.iBegin].jBegin,
+                                outer[in.iBegin].jBegin, 0 };
         if (kind_ == ClusterKernelKind::Reference)
         {
-            clusterPruneReference(in, rl2, threadInnerI_[t], threadInnerJ_[t]);
+            clusterPruneReference(in, rl2, out);
         }
         else
         {
-            clusterPruneSimd(in, rl2, threadInnerI_[t], threadInnerJ_[t]);
+            clusterPruneSimd(in, rl2, out);
         }
+        kept[t] = out.numI;
     }
-    innerI_.clear();
-    innerJ_.clear();
+    int n = 0;
     for (int t = 0; t < nt; t++)
     {
-        const int offset = static_cast<int>(innerJ_.size());
-        for (ClusterPairI e : threadInnerI_[t])
-        {
-            e.jBegin += offset;
-            e.jEnd += offset;
-            innerI_.push_back(e);
-        }
-        innerJ_.insert(innerJ_.end(), threadInnerJ_[t].begin(), threadInnerJ_[t].end());
+        const int from = static_cast<int>(long(ni) * t / nt);
+        std::copy(innerI_.begin() + from, innerI_.begin() + from + kept[t], innerI_.begin() + n);
+        n += kept[t];
+    }
+    innerI_.resize(n);
+    innerJCount_ = 0;
+    for (const ClusterPairI& e : innerI_)
+    {
+        innerJCount_ += e.jEnd - e.jBegin;
     }
 }
 
@@ -324,7 +335,7 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
     computesSinceSearch_++;
     const auto& ie    = pruned ? innerI_ : list_.iEntries();
     const auto& jList = pruned ? innerJ_ : list_.jEntries();
-    computedClusterPairs_ = jList.size();
+    computedClusterPairs_ = pruned ? innerJCount_ : jList.size();
     const int   ni = static_cast<int>(ie.size());
     const int   nt = std::max(1, std::min(numThreads_, std::max(1, ni)));
     const int   ns = grid_.numSlots();

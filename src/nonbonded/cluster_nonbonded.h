@@ -115,8 +115,7 @@ private:
     size_t             computedClusterPairs_ = 0;
     std::vector<ClusterPairI> innerI_;
     std::vector<ClusterPairJ> innerJ_;
-    std::vector<std::vector<ClusterPairI>> threadInnerI_;
-    std::vector<std::vector<ClusterPairJ>> threadInnerJ_;
+    size_t                    innerJCount_ = 0; // innerJ_ has gaps: the entries in use
     bool               pendingPairs_ = false;
     std::vector<int>   pairStart_, pairJ_;
     // kernel setup, made when the interaction constants or atoms change

@@ -103,7 +103,25 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
     const int nt = std::max(1, std::min(numThreads, nc));
     threadI_.resize(nt);
     threadJ_.resize(nt);
+    // the old list is not needed while the new one is made: give it back
+    // first (peak memory)
+    std::vector<ClusterPairI>().swap(i_);
+    std::vector<ClusterPairJ>().swap(j_);
     std::vector<std::vector<std::pair<int, int>>> deferred(nt); // exclusions owned by a lower cluster
+    // room for each thread's share without growing by doubling (peak memory):
+    // the last list's size, or at the first search the clusters within
+    // reach of a cluster's box (a sphere of rlist plus a cluster width:
+    // 1.08 times the list of 33k-atom rnase; 1.49 with 1.5 widths)
+    size_t expectedJ = lastNumJ_;
+    if (expectedJ == 0 && nc > 0)
+    {
+        const double volume = std::max(1e-9, double(grid.columnWidth(0)) * grid.numColumns(0) * grid.columnWidth(1)
+                                                     * grid.numColumns(1)
+                                                     * std::max(1e-3f, grid.upperZ() - grid.lowerZ()));
+        const double side  = std::cbrt(volume / nc);
+        const double reach = rlist + side;
+        expectedJ = size_t(nc * 0.5 * 4.18879 * reach * reach * reach * nc / volume);
+    }
 #pragma omp parallel num_threads(nt)
     {
         const int t       = nt > 1 ? omp_get_thread_num() : 0;
@@ -112,6 +130,7 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
         auto&     jOut    = threadJ_[t];
         iOut.clear();
         jOut.clear();
+        jOut.reserve(size_t(1.1 * expectedJ / nt) + 1024);
         std::vector<int> firstI(ciEnd - ciBegin + 1, 0);
         for (int ci = ciBegin; ci < ciEnd; ci++)
         {
@@ -229,19 +248,37 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
             }
         }
     }
-    // join in thread order
-    i_.clear();
-    j_.clear();
+    // join in thread order; the thread buffers are released, so the list is
+    // held once (memory per atom matters as much as speed)
+    size_t totalI = 0, totalJ = 0;
     for (int t = 0; t < nt; t++)
     {
-        const int offset = static_cast<int>(j_.size());
-        for (ClusterPairI e : threadI_[t])
+        totalI += threadI_[t].size();
+        totalJ += threadJ_[t].size();
+    }
+    lastNumJ_ = totalJ;
+    if (nt == 1)
+    {
+        i_.swap(threadI_[0]); // no copy
+        j_.swap(threadJ_[0]);
+    }
+    else
+    {
+        i_.reserve(totalI);
+        j_.reserve(totalJ);
+        for (int t = 0; t < nt; t++)
         {
-            e.jBegin += offset;
-            e.jEnd += offset;
-            i_.push_back(e);
+            const int offset = static_cast<int>(j_.size());
+            for (ClusterPairI e : threadI_[t])
+            {
+                e.jBegin += offset;
+                e.jEnd += offset;
+                i_.push_back(e);
+            }
+            j_.insert(j_.end(), threadJ_[t].begin(), threadJ_[t].end());
+            std::vector<ClusterPairI>().swap(threadI_[t]);
+            std::vector<ClusterPairJ>().swap(threadJ_[t]);
         }
-        j_.insert(j_.end(), threadJ_[t].begin(), threadJ_[t].end());
     }
     // exclusions listed only on the higher cluster's atom (a topology whose
     // exclusion lists are not symmetric): cleared here, one thread

@@ -70,6 +70,7 @@ private:
     std::vector<ClusterPairJ> j_;
     std::vector<int>          firstIOfCluster_; // numClusters + 1
     std::vector<uint32_t>     occupied_;
+    size_t                    lastNumJ_ = 0;
     std::vector<std::vector<ClusterPairI>> threadI_;
     std::vector<std::vector<ClusterPairJ>> threadJ_;
 };
