@@ -84,13 +84,16 @@ void MdRun::checkForces(long step, const ForceOutput& forces)
 }
 
 /* At a search step: an atom that moved more than three times the pair-list
- * buffer (rlist - cut-off) since the last search is far beyond thermal
- * motion (a hydrogen moves up to about the buffer in that time; three times
- * needs a speed seen less than once in 1e12 samples) and has certainly
- * left partners out of the list: the system is blowing up. */
+ * buffer of an exact atom-pair list (rlist - cut-off of the double build;
+ * the mixed build's cluster list may have rlist = cut-off) since the last
+ * search is far beyond thermal motion (a hydrogen moves up to about the
+ * buffer in that time; three times needs a speed seen less than once in
+ * 1e12 samples) and has certainly left partners out of the list: the
+ * system is blowing up. */
 void MdRun::checkDisplacements(long step)
 {
-    const double buffer = settings_.rlist - std::max(mdp_.rcoulomb, mdp_.rvdw);
+    const double buffer = settings_.displacementBuffer > 0 ? settings_.displacementBuffer
+                                                           : settings_.rlist - std::max(mdp_.rcoulomb, mdp_.rvdw);
     if (xAtSearch_.size() == x_.size())
     {
         for (size_t i = 0; i < x_.size(); i++)
@@ -102,8 +105,8 @@ void MdRun::checkDisplacements(long step)
                 const int global = dd_ ? dd_->globalIndex()[i] : static_cast<int>(i);
                 throw SimulationError(fmt::format(
                         "step {} (t = {} ps): {} moved {:.3f} nm since the last pair search, more than three times "
-                        "the pair-list buffer of {:.3f} nm (rlist {:.3f} nm, nstlist {}), far beyond thermal motion: "
-                        "the system is blowing up or the time step is too long; {}",
+                        "the pair-list buffer of {:.3f} nm (exact-list buffer; rlist {:.3f} nm, nstlist {}), far "
+                        "beyond thermal motion: the system is blowing up or the time step is too long; {}",
                         step, mdp_.tinit + step * mdp_.dt, top_.describeAtom(global), d, buffer, settings_.rlist,
                         settings_.nstlist, writeLastGoodFrame(step)));
             }

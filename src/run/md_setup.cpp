@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <type_traits>
+
 #include <chrono>
 #include <cmath>
 
@@ -151,38 +153,66 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
         }
         refT = mdp.genVel && !mdp.continuation ? mdp.genTemp : initialTemperature(top, v, s.totalDof);
     }
-    // putmd's list holds exact atom pairs. GROMACS's estimate is an upper
-    // bound; its clustered list, which also holds pairs beyond rlist, ends
-    // up about 20 times below verlet-buffer-tolerance in practice, an exact
-    // list sized for the same tolerance only about 8 times (12k SPC/E
-    // water, NVE: docs/validation.md). putmd therefore sizes its list for a
-    // tenth of the tolerance, so that its drift is no worse than GROMACS's.
-    MdpOptions forBuffer = mdp;
-    if (forBuffer.verletBufferTolerance > 0)
+    // The double build's list holds exact atom pairs. GROMACS's estimate is
+    // an upper bound; its clustered list, which also holds pairs beyond
+    // rlist, ends up about 20 times below verlet-buffer-tolerance in
+    // practice, an exact list sized for the same tolerance only about 8
+    // times (12k SPC/E water, NVE: docs/validation.md), so the exact list is
+    // sized for a tenth of the tolerance. The mixed build's cluster-pair
+    // list (4x4 clusters, bounding boxes) is GROMACS's kind of list: it gets
+    // GROMACS's 4x4 estimate at the full tolerance, and so the same nstlist
+    // and rlist as mdrun.
+    constexpr bool clusterList = std::is_same_v<real, float>;
+    MdpOptions     forBuffer   = mdp;
+    if (forBuffer.verletBufferTolerance > 0 && !clusterList)
     {
         forBuffer.verletBufferTolerance *= kExactListToleranceFactor;
     }
-    const VerletBufferResult buffer = chooseNstlistAndRlist(top, forBuffer, box, refT, PairListSetup{ 1, 1 });
+    const PairListSetup      listSetup = clusterList ? PairListSetup{ 4, 4 } : PairListSetup{ 1, 1 };
+    const VerletBufferResult buffer    = chooseNstlistAndRlist(top, forBuffer, box, refT, listSetup);
     s.nstlist                       = buffer.nstlist;
     s.rlist                         = buffer.rlist;
+    // the displacement check (md_checks.cpp) measures motion against the
+    // buffer an exact atom-pair list would need for this nstlist (a cluster
+    // list may have none: rlist = cut-off, its clusters reach further)
+    s.displacementBuffer = s.rlist - std::max(mdp.rcoulomb, mdp.rvdw);
+    if (clusterList && mdp.verletBufferTolerance > 0 && mdp.integrator != Integrator::Steep)
+    {
+        MdpOptions exact = mdp;
+        exact.verletBufferTolerance *= kExactListToleranceFactor;
+        s.displacementBuffer = estimateRlist(top, exact, box, s.nstlist, refT, PairListSetup{ 1, 1 })
+                               - std::max(mdp.rcoulomb, mdp.rvdw);
+    }
     for (const auto& note : buffer.notes)
     {
         s.notes.push_back(note);
     }
     s.notes.push_back("pair list: rlist " + std::to_string(s.rlist) + " nm, updated every " + std::to_string(s.nstlist)
                       + " steps (buffer for " + std::to_string(refT) + " K)");
-    // dynamic pruning (the cluster-pair kernels): an inner list for
-    // c_pruneInterval steps, with the same buffer estimate for that interval
-    constexpr int c_pruneInterval = 4;
-    if (forBuffer.verletBufferTolerance > 0 && s.nstlist > c_pruneInterval && mdp.integrator != Integrator::Steep)
+    // dynamic pruning (the cluster-pair kernels): an inner list, buffered for
+    // the prune interval, pruned from the outer list every interval steps.
+    // The interval minimises a cost model per step: the kernel's work grows
+    // as (rlistInner + 0.3 nm)^3 (0.3: the clusters' overhang) and a prune
+    // costs about 0.15 of a kernel call over the outer list
+    if (clusterList && forBuffer.verletBufferTolerance > 0 && s.nstlist > 2 && mdp.integrator != Integrator::Steep)
     {
-        const double inner = estimateRlist(top, forBuffer, box, c_pruneInterval, refT, PairListSetup{ 1, 1 });
-        if (inner < s.rlist)
+        auto   cube      = [](double r) { return (r + 0.3) * (r + 0.3) * (r + 0.3); };
+        double bestCost  = cube(s.rlist); // no pruning
+        for (int n = 2; n < s.nstlist; n++)
         {
-            s.nstlistPrune = c_pruneInterval;
-            s.rlistInner   = inner;
+            const double inner = estimateRlist(top, forBuffer, box, n, refT, listSetup);
+            const double cost  = cube(inner) + 0.15 * cube(s.rlist) / n;
+            if (inner < s.rlist && cost < bestCost)
+            {
+                bestCost       = cost;
+                s.nstlistPrune = n;
+                s.rlistInner   = inner;
+            }
+        }
+        if (s.nstlistPrune > 0)
+        {
             s.notes.push_back(fmt::format("dynamic pruning: inner list rlist {:.4f} nm, pruned every {} steps",
-                                          inner, c_pruneInterval));
+                                          s.rlistInner, s.nstlistPrune));
         }
     }
     return s;

@@ -37,6 +37,7 @@ struct MdSettings
 {
     int            nstlist    = 10;
     double         rlist      = 1.0;
+    double         displacementBuffer = 0; // for the blow-up check: the exact list's buffer
     int            nstlistPrune = 0;   // dynamic pruning interval (0: none)
     double         rlistInner   = 0;   // its list radius
     int            nsttcouple = 10;
