@@ -1,5 +1,7 @@
 /* app/main.cpp — the `putmd` command: dispatches subcommands and turns every
  * error into a message and a non-zero exit status (never a crash). */
+#include <malloc.h>
+
 #include <exception>
 #include <iostream>
 #include <new>
@@ -56,6 +58,13 @@ bool quietRank()
 
 int main(int argc, char** argv)
 {
+    // Blocks of 128 KiB and more are mapped and given back to the system
+    // when freed. glibc would otherwise raise this threshold after the first
+    // large free and keep later large blocks (pair lists rebuilt every
+    // nstlist steps) in a heap that never shrinks, so the resident size
+    // would follow the high-water mark of the heap instead of the live data
+    // (33k-atom rnase: 73 -> 56 MB peak; no measurable cost in speed).
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     putmd::comm::Communicator::initialize(&argc, &argv);
     return finish(dispatch(argc, argv), false);
 }

@@ -181,6 +181,8 @@ std::vector<std::byte> encodeCheckpoint(const Checkpoint& c)
                                         c.numAtoms, c.x.size(), c.v.size(), c.averageNames.size(), c.averageSums.size()));
     }
     Writer b;
+    // room for the whole body at once (no growth by doubling: peak memory)
+    b.out.reserve(4096 + 2 * sizeof(DVec) * c.x.size() + 64 * c.averageNames.size() + 256 * c.files.size());
     b.put(c.precisionBytes);
     b.str(c.version);
     b.put(c.step);
@@ -222,6 +224,7 @@ std::vector<std::byte> encodeCheckpoint(const Checkpoint& c)
         b.put(f.tailChecksum);
     }
     Writer w;
+    w.out.reserve(b.out.size() + 32);
     w.out.insert(w.out.end(), reinterpret_cast<const std::byte*>(kMagic), reinterpret_cast<const std::byte*>(kMagic) + 8);
     w.put(kCheckpointVersion);
     w.put(uint64_t(b.out.size()));
@@ -472,10 +475,18 @@ uint64_t fileTailChecksum(const std::string& path, uint64_t size)
                                      actual, size));
     }
     const uint64_t from = size > kTailBytes ? size - kTailBytes : 0;
-    std::vector<char> buf(size - from);
     in.seekg(std::streamoff(from));
-    in.read(buf.data(), std::streamsize(buf.size()));
-    return fnv1a64(std::as_bytes(std::span<const char>(buf)));
+    // in pieces of 64 KiB (the hash is incremental): no tail-sized buffer
+    uint64_t          hash = fnv1a64({});
+    std::vector<char> buf(64 * 1024);
+    for (uint64_t left = size - from; left > 0;)
+    {
+        const size_t n = size_t(std::min<uint64_t>(left, buf.size()));
+        in.read(buf.data(), std::streamsize(n));
+        hash = fnv1a64(std::as_bytes(std::span<const char>(buf.data(), n)), hash);
+        left -= n;
+    }
+    return hash;
 }
 
 } // namespace putmd

@@ -123,6 +123,10 @@ std::string ClusterNonbonded::kernelName() const
 void ClusterNonbonded::build(const Topology& top, const Box& box, const std::vector<Vec3<real>>& x, double rlist)
 {
     rlist_ = rlist;
+    // the inner list is stale after a search: give it back before the new
+    // outer list is made (peak memory); the next prune allocates it again
+    std::vector<ClusterPairI>().swap(innerI_);
+    std::vector<ClusterPairJ>().swap(innerJ_);
     grid_.build(box, x, true);
     list_.search(grid_, box, rlist, top, true, numThreads_);
     numAtomPairs_        = list_.numAtomPairs();

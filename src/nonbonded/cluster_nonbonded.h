@@ -83,6 +83,15 @@ public:
         rlistInner_    = rlistInner;
         pruneInterval_ = interval;
     }
+    /* Frees the lists and buffers (the end of a run); the next compute
+     * must follow a build() or setPairs(). */
+    void releaseMemory()
+    {
+        list_ = ClusterPairList();
+        std::vector<ClusterPairI>().swap(innerI_);
+        std::vector<ClusterPairJ>().swap(innerJ_);
+        std::vector<AlignedVector<float>>().swap(threadF_);
+    }
     /* Cluster pairs the kernel ran over at the last compute. */
     size_t numComputedClusterPairs() const { return computedClusterPairs_; }
 

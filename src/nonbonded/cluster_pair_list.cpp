@@ -130,7 +130,8 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
         auto&     jOut    = threadJ_[t];
         iOut.clear();
         jOut.clear();
-        jOut.reserve(size_t(1.1 * expectedJ / nt) + 1024);
+        // thread 0's buffer becomes the list: room for all of it
+        jOut.reserve(size_t(1.1 * expectedJ / (t == 0 ? 1 : nt)) + 1024);
         std::vector<int> firstI(ciEnd - ciBegin + 1, 0);
         for (int ci = ciBegin; ci < ciEnd; ci++)
         {
@@ -257,16 +258,15 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
         totalJ += threadJ_[t].size();
     }
     lastNumJ_ = totalJ;
-    if (nt == 1)
-    {
-        i_.swap(threadI_[0]); // no copy
-        j_.swap(threadJ_[0]);
-    }
-    else
+    // thread 0's buffers become the list (no copy; the other threads'
+    // entries are appended, usually within the room reserved)
+    i_.swap(threadI_[0]);
+    j_.swap(threadJ_[0]);
+    if (nt > 1)
     {
         i_.reserve(totalI);
         j_.reserve(totalJ);
-        for (int t = 0; t < nt; t++)
+        for (int t = 1; t < nt; t++)
         {
             const int offset = static_cast<int>(j_.size());
             for (ClusterPairI e : threadI_[t])

@@ -55,6 +55,12 @@ public:
     /* The atom-pair list computes energies on every call (the interface of
      * ClusterNonbonded, which can skip them). */
     void setEnergiesOnlyWithVirial(bool) {}
+    void releaseMemory()
+    {
+        std::vector<int>().swap(j_);
+        std::vector<std::array<int8_t, 3>>().swap(shift_);
+        std::vector<std::vector<Vec3<real>>>().swap(threadForces_);
+    }
     /* No dynamic pruning for the atom-pair list (exact pairs already). */
     void setPruning(double, int) {}
     std::string kernelName() const { return "plain atom-pair list (double precision build)"; }

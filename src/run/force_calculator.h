@@ -67,6 +67,14 @@ public:
         nonlocalPairList_.setEnergiesOnlyWithVirial(on);
     }
 
+    /* Frees the pair lists (the end of a run: peak memory); the next
+     * compute must be a search step. */
+    void releaseWorkspace()
+    {
+        pairList_.releaseMemory();
+        nonlocalPairList_.releaseMemory();
+    }
+
     /* Dynamic pruning of the short-range list (see ClusterNonbonded). */
     void setPruning(double rlistInner, int interval)
     {

@@ -105,6 +105,8 @@ void MdRun::writeCheckpointFile(long step, bool outputsWritten, const std::vecto
     c.topologyFingerprint = topologyFingerprint(top_);
     c.systemName          = top_.systemName;
     c.box                 = box_.vectors();
+    c.x.reserve(x.size());
+    c.v.reserve(v.size());
     for (size_t i = 0; i < x.size(); i++)
     {
         c.x.push_back(DVec(x[i]));

@@ -19,6 +19,7 @@ void MdRun::finishRun(const Progress& progress)
     if (lastStepStart_ && options_.checkpointMinutes >= 0 && mdp_.integrator == Integrator::Md)
     {
         const auto& s = *lastStepStart_;
+        forces_->releaseWorkspace(); // no more force calls: the pair lists go before the checkpoint is encoded
         writeCheckpointFile(stepsDone_, true, s.x, s.v, s.thermostat, s.barostat, s.noseHoover);
     }
     final_.box = box_;
