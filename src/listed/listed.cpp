@@ -1,6 +1,7 @@
 #include "listed/listed.h"
 
 #include <algorithm>
+#include <exception>
 #include <cmath>
 #include <limits>
 
@@ -305,6 +306,105 @@ void computeListed(const ListedInteractions& l,
         pairs14(l.pairs, settings, g, f, &vlj, &vc);
         e.add(EnergyTerm::LJ14, vlj);
         e.add(EnergyTerm::Coulomb14, vc);
+    }
+}
+
+namespace
+{
+
+template<typename T>
+void shareOf(const std::vector<T>& all, int t, int n, std::vector<T>* part)
+{
+    const size_t begin = all.size() * t / n, end = all.size() * (t + 1) / n;
+    part->assign(all.begin() + begin, all.begin() + end);
+}
+
+} // namespace
+
+void ThreadedListed::compute(const ListedInteractions& l, const ListedSettings& settings, const std::vector<RVec>& x,
+                             const Pbc& pbc, std::vector<RVec>& f, EnergyTerms& e, Matrix3* virial, int numThreads)
+{
+    const int nt = std::max(1, numThreads);
+    if (nt == 1)
+    {
+        computeListed(l, settings, x, pbc, f, e, virial);
+        return;
+    }
+    if (splitOf_ != &l || static_cast<int>(parts_.size()) != nt)
+    {
+        parts_.assign(nt, ListedInteractions());
+        for (int t = 0; t < nt; t++)
+        {
+            ListedInteractions& p = parts_[t];
+            shareOf(l.bonds, t, nt, &p.bonds);
+            shareOf(l.g96Bonds, t, nt, &p.g96Bonds);
+            shareOf(l.angles, t, nt, &p.angles);
+            shareOf(l.g96Angles, t, nt, &p.g96Angles);
+            shareOf(l.ureyBradley, t, nt, &p.ureyBradley);
+            shareOf(l.properDihedrals, t, nt, &p.properDihedrals);
+            shareOf(l.periodicImpropers, t, nt, &p.periodicImpropers);
+            shareOf(l.impropers, t, nt, &p.impropers);
+            shareOf(l.ryckaertBellemans, t, nt, &p.ryckaertBellemans);
+            shareOf(l.pairs, t, nt, &p.pairs);
+        }
+        splitOf_ = &l;
+    }
+    forces_.resize(nt - 1);
+    energies_.assign(nt, EnergyTerms());
+    virials_.assign(nt, Matrix3());
+    std::vector<std::exception_ptr> failure(nt);
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+    for (int t = 0; t < nt; t++)
+    {
+        try
+        {
+            std::vector<RVec>& buffer = t == 0 ? f : forces_[t - 1];
+            if (t > 0)
+            {
+                buffer.assign(x.size(), RVec());
+            }
+            computeListed(parts_[t], settings, x, pbc, buffer, energies_[t], virial ? &virials_[t] : nullptr);
+        }
+        catch (...)
+        {
+            failure[t] = std::current_exception();
+        }
+    }
+    for (const auto& err : failure)
+    {
+        if (err)
+        {
+            std::rethrow_exception(err);
+        }
+    }
+    const int n = static_cast<int>(x.size());
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int i = 0; i < n; i++)
+    {
+        for (int t = 1; t < nt; t++)
+        {
+            f[i] += forces_[t - 1][i];
+        }
+    }
+    for (int t = 0; t < nt; t++)
+    {
+        for (int k = 0; k < numEnergyTerms; k++)
+        {
+            if (energies_[t].present[k])
+            {
+                e.add(static_cast<EnergyTerm>(k), energies_[t].value[k]);
+            }
+        }
+        if (virial)
+        {
+            for (int a = 0; a < 3; a++)
+            {
+                for (int b = 0; b < 3; b++)
+                {
+                    (*virial)(a, b) += virials_[t](a, b);
+                }
+            }
+        }
     }
 }
 

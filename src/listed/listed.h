@@ -34,4 +34,24 @@ void computeListed(const ListedInteractions& listed,
                    EnergyTerms&              energies,
                    Matrix3*                  virial = nullptr); // -0.5 sum r (x) f added when not null
 
+/* Listed forces on several threads (one rank): every interaction list is
+ * cut into equal shares once, thread t computes its share into its own
+ * force buffer (thread 0 straight into f); the buffers, energies and
+ * virials are summed in thread order, so a run is reproducible for a given
+ * thread count. The lists are split for the first ListedInteractions
+ * object seen; it must not change afterwards (the one-rank topology). */
+class ThreadedListed
+{
+public:
+    void compute(const ListedInteractions& listed, const ListedSettings& settings, const std::vector<RVec>& x,
+                 const Pbc& pbc, std::vector<RVec>& f, EnergyTerms& e, Matrix3* virial, int numThreads);
+
+private:
+    const ListedInteractions*       splitOf_ = nullptr;
+    std::vector<ListedInteractions> parts_;
+    std::vector<std::vector<RVec>>  forces_;
+    std::vector<EnergyTerms>        energies_;
+    std::vector<Matrix3>            virials_;
+};
+
 } // namespace putmd

@@ -28,6 +28,7 @@ ForceCalculator::~ForceCalculator() = default;
 
 void ForceCalculator::setNumThreads(int n)
 {
+    numThreads_ = std::max(1, n);
     pairList_.setNumThreads(n);
     nonlocalPairList_.setNumThreads(n);
     if (pme_)
@@ -174,7 +175,7 @@ void ForceCalculator::compute(const std::vector<Vec3<real>>& x, const Box& box, 
         Timed          t(timers_, Stage::Listed);
         ListedSettings listed;
         listed.epsfac = ic_.epsfac;
-        computeListed(top_.listed, listed, x, Pbc(box), out.f, out.energies, vir);
+        threadedListed_.compute(top_.listed, listed, x, Pbc(box), out.f, out.energies, vir, numThreads_);
     }
     if (pme_)
     {

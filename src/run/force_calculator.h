@@ -21,6 +21,7 @@
 #include "core/vec.h"
 #include "fft/pencil_fft.h"
 #include "io/mdp.h"
+#include "listed/listed.h"
 #include "nonbonded/dispersion_correction.h"
 #include "nonbonded/interaction_const.h"
 #include "nonbonded/cluster_nonbonded.h"
@@ -135,6 +136,8 @@ private:
     std::array<int, 3>   pmeGrid_{};
     double               rlist_;
     StageTimers*         timers_ = nullptr;
+    int                  numThreads_ = 1;
+    ThreadedListed       threadedListed_; // one rank: listed forces over the threads
 };
 
 } // namespace putmd
