@@ -484,7 +484,10 @@ void MdRun::leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput&
     const real           dt = real(mdp_.dt);
     const bool nh = mdp_.tcoupl == TCoupl::NoseHoover;
     xprime_.resize(x_.size());
-    for (size_t i = 0; i < x_.size(); i++)
+    const long n = static_cast<long>(x_.size());
+    // atoms are independent: OpenMP's threads (-nt), the same result for any count
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++)
     {
         const int  g = tcGroup_[i];
         const real l = real(lambda[g]);

@@ -1,5 +1,9 @@
 #include "update/kinetic.h"
 
+#include <omp.h>
+
+#include <algorithm>
+
 #include "core/units.h"
 
 namespace putmd
@@ -7,14 +11,35 @@ namespace putmd
 
 Matrix3 kineticEnergyTensor(const std::vector<Vec3<real>>& v, const std::vector<double>& mass)
 {
+    // equal shares of the atoms over OpenMP's threads (-nt), partial sums
+    // added in thread order: reproducible for a given thread count
+    const int            nt = std::max(1, std::min(omp_get_max_threads(), static_cast<int>(v.size() / 1024) + 1));
+    std::vector<Matrix3> part(nt);
+#pragma omp parallel num_threads(nt)
+    {
+        const int    t     = nt > 1 ? omp_get_thread_num() : 0;
+        const size_t begin = v.size() * t / nt, end = v.size() * (t + 1) / nt;
+        Matrix3      k;
+        for (size_t i = begin; i < end; i++)
+        {
+            for (int a = 0; a < 3; a++)
+            {
+                for (int b = 0; b < 3; b++)
+                {
+                    k(a, b) += 0.5 * mass[i] * double(v[i][a]) * double(v[i][b]);
+                }
+            }
+        }
+        part[t] = k;
+    }
     Matrix3 k;
-    for (size_t i = 0; i < v.size(); i++)
+    for (const Matrix3& p : part)
     {
         for (int a = 0; a < 3; a++)
         {
             for (int b = 0; b < 3; b++)
             {
-                k(a, b) += 0.5 * mass[i] * double(v[i][a]) * double(v[i][b]);
+                k(a, b) += p(a, b);
             }
         }
     }
