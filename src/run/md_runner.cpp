@@ -300,8 +300,8 @@ void MdRun::writeHeader()
     log_->line("command: " + options_.commandLine);
     log_->line(fmt::format("system: {} ({} atoms), integrator {}, dt {} ps, nsteps {}", top_.systemName, top_.numAtoms,
                            enumName(mdp_.integrator), mdp_.dt, nsteps_));
-    log_->line(fmt::format("threads: {} per rank ({}) for the nonbonded kernel, pair search, PME and SETTLE; listed "
-                           "forces, LINCS and update on one",
+    log_->line(fmt::format("threads: {} per rank ({}) for the nonbonded kernel, pair search, PME, listed forces, "
+                           "SETTLE and update; LINCS and SHAKE on one",
                            options_.numThreads, options_.threadChoice.empty() ? "-nt" : options_.threadChoice));
     log_->line("nonbonded kernel: " + forces_->kernelName() + " (PUTMD_SIMD=auto|reference|sse4|avx2|avx512)");
     log_->line(fmt::format("cut-offs: rcoulomb {} nm ({}), rvdw {} nm ({}), DispCorr {}", mdp_.rcoulomb,
