@@ -73,6 +73,11 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     in_(in), mdp_(in.mdp), top_(in.topology), options_(options),
     nsteps_(options.nstepsOverride > -2 ? options.nstepsOverride : in.mdp.nsteps)
 {
+    // first: the stages that use OpenMP's count (update, kinetic energy,
+    // SETTLE, PME solve) must see -nt from the set-up on (generated
+    // velocities are scaled with the kinetic energy), or a run would depend
+    // on what the process ran before
+    omp_set_num_threads(std::max(1, options_.numThreads));
     mass_ = top_.mass;
     invMass_.resize(mass_.size());
     for (size_t i = 0; i < mass_.size(); i++)
@@ -176,8 +181,6 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     checkpointPath_ = options_.deffnm + ".cpt";
     forces_->setTimers(&timers_);
     forces_->setNumThreads(options_.numThreads);
-    // the other threaded stages (constraints, PME solve) use OpenMP's count
-    omp_set_num_threads(std::max(1, options_.numThreads));
     tcGroup_ = settings_.groups.groupOfAtom;
     comm_    = options_.comm;
     if (comm_ && (comm_->size() > 1 || options_.useDd || options_.pme.npme > 0))
