@@ -352,7 +352,7 @@ void ThreadedListed::compute(const ListedInteractions& l, const ListedSettings& 
     forces_.resize(nt - 1);
     energies_.assign(nt, EnergyTerms());
     virials_.assign(nt, Matrix3());
-    std::vector<std::exception_ptr> failure(nt);
+    failures_.assign(nt, nullptr);
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++)
     {
@@ -367,10 +367,10 @@ void ThreadedListed::compute(const ListedInteractions& l, const ListedSettings& 
         }
         catch (...)
         {
-            failure[t] = std::current_exception();
+            failures_[t] = std::current_exception();
         }
     }
-    for (const auto& err : failure)
+    for (const auto& err : failures_)
     {
         if (err)
         {

@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <exception>
 #include <vector>
 
 #include "core/box.h"
@@ -52,6 +53,7 @@ private:
     std::vector<std::vector<RVec>>  forces_;
     std::vector<EnergyTerms>        energies_;
     std::vector<Matrix3>            virials_;
+    std::vector<std::exception_ptr> failures_;
 };
 
 } // namespace putmd

@@ -72,6 +72,31 @@ HWY_INLINE V estrin16(const V* c, V t)
     return hn::MulAdd(hn::MulAdd(q3, t4, q2), t8, hn::MulAdd(q1, t4, q0));
 }
 
+/* The four i-atoms' values of cluster ci, each repeated for the four
+ * j-lanes (lane 4 ii + jj), plus an offset (the image shift). */
+template<typename T>
+HWY_INLINE void repeatForJ(const T* a, int ci, T offset, T* buf)
+{
+    for (int ii = 0; ii < 4; ii++)
+    {
+        for (int jj = 0; jj < 4; jj++)
+        {
+            buf[4 * ii + jj] = a[ci * 4 + ii] + offset;
+        }
+    }
+}
+
+/* Lane l of register r holds bit r W + l of a cluster pair's mask. */
+template<class DI, int R>
+HWY_INLINE void maskLaneBits(DI di, hn::Vec<DI> (&bits)[R])
+{
+    constexpr int W = 16 / R;
+    for (int r = 0; r < R; r++)
+    {
+        bits[r] = hn::Shl(hn::Set(di, 1), hn::Iota(di, r * W));
+    }
+}
+
 template<bool kEwald, bool kForceSwitch, bool kEnergies, ClusterLjComb kComb>
 void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKernelOutput& out)
 {
@@ -120,10 +145,7 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
     const ClusterPairJ* HWY_RESTRICT jList = in.jEntries;
 
     VI laneBit[R];
-    for (int r = 0; r < R; r++)
-    {
-        laneBit[r] = hn::Shl(hn::Set(di, 1), hn::Iota(di, r * W));
-    }
+    maskLaneBits(di, laneBit);
 
     HWY_ALIGN float   bufX[16], bufY[16], bufZ[16], bufQ[16];
     HWY_ALIGN int32_t bufT[16];
@@ -135,22 +157,19 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
     {
         const ClusterPairI& e  = in.iEntries[ie];
         const float*        sv = in.shift + 3 * e.shift;
-        for (int ii = 0; ii < 4; ii++)
+        repeatForJ(in.x, e.ci, sv[0], bufX);
+        repeatForJ(in.y, e.ci, sv[1], bufY);
+        repeatForJ(in.z, e.ci, sv[2], bufZ);
+        repeatForJ(in.q, e.ci, 0.0f, bufQ);
+        repeatForJ(in.type, e.ci, 0, bufT);
+        for (int l = 0; l < 16; l++)
         {
-            const int s = e.ci * 4 + ii;
-            for (int jj = 0; jj < 4; jj++)
-            {
-                bufX[4 * ii + jj] = in.x[s] + sv[0];
-                bufY[4 * ii + jj] = in.y[s] + sv[1];
-                bufZ[4 * ii + jj] = in.z[s] + sv[2];
-                bufQ[4 * ii + jj] = in.q[s];
-                bufT[4 * ii + jj] = in.type[s] * k.numTypes;
-                if constexpr (kComb != ClusterLjComb::Matrix)
-                {
-                    bufA[4 * ii + jj] = in.ljA[s];
-                    bufB[4 * ii + jj] = in.ljB[s];
-                }
-            }
+            bufT[l] *= k.numTypes; // the row of the type-pair matrix
+        }
+        if constexpr (kComb != ClusterLjComb::Matrix)
+        {
+            repeatForJ(in.ljA, e.ci, 0.0f, bufA);
+            repeatForJ(in.ljB, e.ci, 0.0f, bufB);
         }
         V  xi[R], yi[R], zi[R], qi[R], fix[R], fiy[R], fiz[R], ai[R], bi[R];
         VI rowI[R];
@@ -371,10 +390,7 @@ void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOu
     constexpr int R = 16 / W;
     const V       rl2 = hn::Set(d, rlist2);
     VI            laneBit[R];
-    for (int r = 0; r < R; r++)
-    {
-        laneBit[r] = hn::Shl(hn::Set(di, 1), hn::Iota(di, r * W));
-    }
+    maskLaneBits(di, laneBit);
     HWY_ALIGN float bufX[16], bufY[16], bufZ[16];
     ClusterPairJ* HWY_RESTRICT dst = out.j;
     int                        nj  = 0;
@@ -382,16 +398,9 @@ void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOu
     {
         const ClusterPairI& e  = in.iEntries[ie];
         const float*        sv = in.shift + 3 * e.shift;
-        for (int ii = 0; ii < 4; ii++)
-        {
-            const int s = e.ci * 4 + ii;
-            for (int jj = 0; jj < 4; jj++)
-            {
-                bufX[4 * ii + jj] = in.x[s] + sv[0];
-                bufY[4 * ii + jj] = in.y[s] + sv[1];
-                bufZ[4 * ii + jj] = in.z[s] + sv[2];
-            }
-        }
+        repeatForJ(in.x, e.ci, sv[0], bufX);
+        repeatForJ(in.y, e.ci, sv[1], bufY);
+        repeatForJ(in.z, e.ci, sv[2], bufZ);
         V xi[R], yi[R], zi[R];
         for (int r = 0; r < R; r++)
         {

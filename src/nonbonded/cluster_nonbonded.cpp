@@ -391,8 +391,10 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
             reportOverlap(top);
         }
     }
-    // forces back to atom order, thread buffers summed in thread order
+    // thread buffers summed in thread order into thread 0's (which the
+    // virial reads), then added to the atoms
     const auto& atomOf = grid_.atomOfSlot();
+    float*      sum    = threadF_[0].data();
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (int slot = 0; slot < ns; slot++)
     {
@@ -401,14 +403,13 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
         {
             continue;
         }
-        float sx = 0, sy = 0, sz = 0;
-        for (int t = 0; t < nt; t++)
+        for (int t = 1; t < nt; t++)
         {
-            sx += threadF_[t][slot];
-            sy += threadF_[t][ns + slot];
-            sz += threadF_[t][2 * size_t(ns) + slot];
+            sum[slot] += threadF_[t][slot];
+            sum[ns + slot] += threadF_[t][ns + slot];
+            sum[2 * size_t(ns) + slot] += threadF_[t][2 * size_t(ns) + slot];
         }
-        f[a] += Vec3<real>(real(sx), real(sy), real(sz));
+        f[a] += Vec3<real>(real(sum[slot]), real(sum[ns + slot]), real(sum[2 * size_t(ns) + slot]));
     }
     double vlj = 0, vcoul = 0;
     double fshift[c_numShifts][3] = {};
@@ -427,46 +428,18 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
     if (virial)
     {
         // -0.5 sum_slots x (x) F - 0.5 sum_shifts T (x) F_i(T)
-        Matrix3 v;
         for (int slot = 0; slot < ns; slot++)
         {
-            if (atomOf[slot] < 0)
+            if (atomOf[slot] >= 0)
             {
-                continue;
-            }
-            double fs[3] = { 0, 0, 0 };
-            for (int t = 0; t < nt; t++)
-            {
-                fs[0] += threadF_[t][slot];
-                fs[1] += threadF_[t][ns + slot];
-                fs[2] += threadF_[t][2 * size_t(ns) + slot];
-            }
-            const double xs[3] = { x_[slot], y_[slot], z_[slot] };
-            for (int a = 0; a < 3; a++)
-            {
-                for (int b = 0; b < 3; b++)
-                {
-                    v(a, b) -= 0.5 * xs[a] * fs[b];
-                }
+                addVirial(*virial, DVec(x_[slot], y_[slot], z_[slot]),
+                          DVec(sum[slot], sum[ns + slot], sum[2 * size_t(ns) + slot]));
             }
         }
         for (int s = 0; s < c_numShifts; s++)
         {
-            const double t[3] = { shift_[3 * s], shift_[3 * s + 1], shift_[3 * s + 2] };
-            for (int a = 0; a < 3; a++)
-            {
-                for (int b = 0; b < 3; b++)
-                {
-                    v(a, b) -= 0.5 * t[a] * fshift[s][b];
-                }
-            }
-        }
-        for (int a = 0; a < 3; a++)
-        {
-            for (int b = 0; b < 3; b++)
-            {
-                (*virial)(a, b) += v(a, b);
-            }
+            addVirial(*virial, DVec(shift_[3 * s], shift_[3 * s + 1], shift_[3 * s + 2]),
+                      DVec(fshift[s][0], fshift[s][1], fshift[s][2]));
         }
     }
     const double vexcl = exclusionCorrections_ ? exclusionCorrections(top, ic, Pbc(box), x, f, virial, -1, numThreads_) : 0.0;

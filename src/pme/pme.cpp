@@ -407,7 +407,8 @@ double Pme::solve(const Box& box, Matrix3* virial)
     const int           K2   = params_.gridSize[2];
     const int           rows = all.size[0] * all.size[1];
     const int           nt   = std::max(1, std::min(numThreads_, rows));
-    std::vector<double> energies(nt, 0.0);
+    std::vector<double>& energies = threadEnergies_;
+    energies.assign(nt, 0.0);
 #pragma omp parallel num_threads(nt)
     {
         const int t = nt > 1 ? omp_get_thread_num() : 0;

@@ -71,6 +71,7 @@ private:
     std::vector<std::vector<real>>    threadGrids_;
     std::vector<real>                 influence_; // per spectrum point, for influenceBox_
     Box                               influenceBox_;
+    std::vector<double>               threadEnergies_;
 };
 
 struct MdpOptions;

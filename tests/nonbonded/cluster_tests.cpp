@@ -14,31 +14,18 @@
 #include "nonbonded/pair_list.h"
 #include "nonbonded/reference_kernel.h"
 #include "run/system_inputs.h"
+#include "../unit/test_helpers.h"
 
 namespace putmd
 {
 namespace
 {
 
-struct System
-{
-    SystemInputs            in;
-    std::vector<Vec3<real>> x;
-};
+using System = test::TestSystem;
 
 System load(const std::string& name)
 {
-    const std::string data = PUTMD_TEST_DATA;
-    InputPaths        paths;
-    paths.topology    = data + "/systems/" + name + "/topol.top";
-    paths.coordinates = data + "/systems/" + name + "/conf.gro";
-    paths.mdp         = data + "/systems/" + name + "/ref/ref.mdp";
-    System s{ loadSystem(paths), {} };
-    for (const auto& p : s.in.coordinates.x)
-    {
-        s.x.push_back(Vec3<real>(p));
-    }
-    return s;
+    return test::loadTestSystem(name);
 }
 
 struct Result

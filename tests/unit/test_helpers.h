@@ -1,10 +1,16 @@
-/* Shared helpers for unit tests: a temporary directory that writes files. */
+/* Shared helpers for unit tests: a temporary directory that writes files,
+ * and one of the shipped systems loaded with its reference mdp. */
 #pragma once
 
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
+#include <vector>
+
+#include "core/real.h"
+#include "core/vec.h"
+#include "run/system_inputs.h"
 
 namespace putmd::test
 {
@@ -31,5 +37,28 @@ public:
 private:
     std::filesystem::path path_;
 };
+
+/* tests/data/systems/NAME: topol.top, conf.gro and ref/ref.mdp, with the
+ * coordinates in the build's precision. */
+struct TestSystem
+{
+    SystemInputs            in;
+    std::vector<Vec3<real>> x;
+};
+
+inline TestSystem loadTestSystem(const std::string& name)
+{
+    const std::string dir = std::string(PUTMD_TEST_DATA) + "/systems/" + name;
+    InputPaths        paths;
+    paths.topology    = dir + "/topol.top";
+    paths.coordinates = dir + "/conf.gro";
+    paths.mdp         = dir + "/ref/ref.mdp";
+    TestSystem s{ loadSystem(paths), {} };
+    for (const auto& p : s.in.coordinates.x)
+    {
+        s.x.push_back(Vec3<real>(p));
+    }
+    return s;
+}
 
 } // namespace putmd::test

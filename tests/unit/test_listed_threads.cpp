@@ -6,6 +6,7 @@
 
 #include "listed/listed.h"
 #include "run/system_inputs.h"
+#include "test_helpers.h"
 
 namespace putmd
 {
@@ -14,17 +15,9 @@ namespace
 
 TEST(ListedThreads, SameAsOneThread)
 {
-    const std::string data = PUTMD_TEST_DATA;
-    InputPaths        paths;
-    paths.topology    = data + "/systems/peptide-amber-triclinic/topol.top";
-    paths.coordinates = data + "/systems/peptide-amber-triclinic/conf.gro";
-    paths.mdp         = data + "/systems/peptide-amber-triclinic/ref/ref.mdp";
-    const SystemInputs in = loadSystem(paths);
-    std::vector<RVec>  x;
-    for (const auto& p : in.coordinates.x)
-    {
-        x.push_back(RVec(p));
-    }
+    const test::TestSystem   s  = test::loadTestSystem("peptide-amber-triclinic");
+    const SystemInputs&      in = s.in;
+    const std::vector<RVec>& x  = s.x;
     ListedSettings settings;
     settings.epsfac = 138.935458;
     const Pbc pbc(in.coordinates.box);

@@ -8,6 +8,7 @@
 #include "nonbonded/interaction_const.h"
 #include "pme/pme.h"
 #include "run/system_inputs.h"
+#include "test_helpers.h"
 
 namespace putmd
 {
@@ -16,19 +17,11 @@ namespace
 
 TEST(PmeThreads, SameForcesAndEnergyAsOneThread)
 {
-    const std::string data = PUTMD_TEST_DATA;
-    InputPaths        paths;
-    paths.topology    = data + "/systems/peptide-amber-triclinic/topol.top";
-    paths.coordinates = data + "/systems/peptide-amber-triclinic/conf.gro";
-    paths.mdp         = data + "/systems/peptide-amber-triclinic/ref/ref.mdp";
-    const SystemInputs      in = loadSystem(paths);
-    const InteractionConst  ic = makeInteractionConst(in.mdp);
-    const Box&              box = in.coordinates.box;
-    std::vector<Vec3<real>> x;
-    for (const auto& p : in.coordinates.x)
-    {
-        x.push_back(Vec3<real>(p));
-    }
+    const test::TestSystem         s   = test::loadTestSystem("peptide-amber-triclinic");
+    const SystemInputs&            in  = s.in;
+    const std::vector<Vec3<real>>& x   = s.x;
+    const InteractionConst         ic  = makeInteractionConst(in.mdp);
+    const Box&                     box = in.coordinates.box;
     const PmeParameters p = pmeParametersFor(box, in.mdp, ic.ewaldCoeff, ic.epsfac);
     auto run = [&](int threads, std::vector<Vec3<real>>& f, Matrix3& virial) {
         Pme pme(p);
@@ -59,18 +52,10 @@ TEST(PmeInfluenceCache, SecondStepWithTheSameBoxGivesTheSameResult)
     // a step without virial and the box of the last full solve reuses the
     // stored influence function: same forces (bitwise: the same factors),
     // same energy to rounding; a new box is solved again
-    const std::string data = PUTMD_TEST_DATA;
-    InputPaths        paths;
-    paths.topology    = data + "/systems/water-spce-3k/topol.top";
-    paths.coordinates = data + "/systems/water-spce-3k/conf.gro";
-    paths.mdp         = data + "/systems/water-spce-3k/ref/ref.mdp";
-    const SystemInputs      in = loadSystem(paths);
-    const InteractionConst  ic = makeInteractionConst(in.mdp);
-    std::vector<Vec3<real>> x;
-    for (const auto& p : in.coordinates.x)
-    {
-        x.push_back(Vec3<real>(p));
-    }
+    const test::TestSystem         s  = test::loadTestSystem("water-spce-3k");
+    const SystemInputs&            in = s.in;
+    const std::vector<Vec3<real>>& x  = s.x;
+    const InteractionConst         ic = makeInteractionConst(in.mdp);
     const PmeParameters p = pmeParametersFor(in.coordinates.box, in.mdp, ic.ewaldCoeff, ic.epsfac);
     for (int threads : { 1, 2 })
     {
