@@ -6,6 +6,21 @@
 namespace putmd
 {
 
+namespace detail
+{
+
+/* s rounded to the nearest integer, ties to even as std::nearbyint in the
+ * default rounding mode, without the library call (x86-64's baseline has no
+ * rounding instruction): adding and removing 1.5 * 2^52 leaves no fraction
+ * bits. Exact for |s| < 2^51; larger values are already whole numbers. */
+inline double roundNearest(double s)
+{
+    constexpr double magic = 6755399441055744.0;
+    return std::abs(s) < 2251799813685248.0 ? (s + magic) - magic : s;
+}
+
+} // namespace detail
+
 template<typename T>
 Vec3<T> Pbc::dx(const Vec3<T>& xi, const Vec3<T>& xj) const
 {
@@ -18,7 +33,7 @@ Vec3<T> Pbc::dx(const Vec3<T>& xi, const Vec3<T>& xj) const
         // fractional coordinate dim of d (only rows >= dim contribute through the
         // triangular inverse, but the full product is cheap and general)
         const double s     = d.x * inv(0, dim) + d.y * inv(1, dim) + d.z * inv(2, dim);
-        const double shift = std::nearbyint(s);
+        const double shift = detail::roundNearest(s);
         if (shift != 0)
         {
             d.x -= T(shift * b(dim, 0));

@@ -1,6 +1,10 @@
 #include "fft/fft3d.h"
 
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
+
+#include "core/error.h"
 
 #include "fft/fftw_precision.h"
 
@@ -13,7 +17,24 @@ struct Fft3d::Plans
     PUTMD_FFTW(plan) backward = nullptr;
 };
 
-Fft3d::Fft3d(int nx, int ny, int nz) : nx_(nx), ny_(ny), nz_(nz), plans_(std::make_unique<Plans>())
+FftPlanning fftPlanningFromEnvironment()
+{
+    const char* v = std::getenv("PUTMD_FFTW_PLAN");
+    if (v == nullptr || std::string(v).empty() || std::string(v) == "measure")
+    {
+        return FftPlanning::Measure;
+    }
+    if (std::string(v) == "estimate")
+    {
+        return FftPlanning::Estimate;
+    }
+    throw InputError("environment variable PUTMD_FFTW_PLAN is '" + std::string(v)
+                     + "'; valid values: measure (time FFTW's candidates once, the default) or estimate "
+                       "(choose from the sizes alone: the same plan in every process)");
+}
+
+Fft3d::Fft3d(int nx, int ny, int nz, FftPlanning planning) :
+    planning_(planning), nx_(nx), ny_(ny), nz_(nz), plans_(std::make_unique<Plans>())
 {
     const size_t nreal    = size_t(nx) * ny * nz;
     const size_t ncomplex = size_t(nx) * ny * (nz / 2 + 1);
@@ -37,8 +58,14 @@ void Fft3d::makePlans(int threads)
     }
     PUTMD_FFTW(plan_with_nthreads)(threadsReady ? threads : 1);
     auto* c          = reinterpret_cast<FftwComplex*>(complex_);
-    plans_->forward  = PUTMD_FFTW(plan_dft_r2c_3d)(nx_, ny_, nz_, real_, c, FFTW_ESTIMATE);
-    plans_->backward = PUTMD_FFTW(plan_dft_c2r_3d)(nx_, ny_, nz_, c, real_, FFTW_ESTIMATE);
+    const unsigned flags = planning_ == FftPlanning::Measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+    plans_->forward      = PUTMD_FFTW(plan_dft_r2c_3d)(nx_, ny_, nz_, real_, c, flags);
+    plans_->backward     = PUTMD_FFTW(plan_dft_c2r_3d)(nx_, ny_, nz_, c, real_, flags);
+    if (!plans_->forward || !plans_->backward)
+    {
+        throw std::runtime_error("FFTW could not plan a " + std::to_string(nx_) + "x" + std::to_string(ny_) + "x"
+                                 + std::to_string(nz_) + " real-to-complex transform");
+    }
     PUTMD_FFTW(plan_with_nthreads)(1); // other plans (the pencil FFT) stay serial
     threads_ = threads;
 }

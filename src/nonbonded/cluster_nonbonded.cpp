@@ -442,7 +442,9 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
                       DVec(fshift[s][0], fshift[s][1], fshift[s][2]));
         }
     }
-    const double vexcl = exclusionCorrections_ ? exclusionCorrections(top, ic, Pbc(box), x, f, virial, -1, numThreads_) : 0.0;
+    const double vexcl = exclusionCorrections_ ? exclusionCorrections(top, ic, Pbc(box), x, f, virial, -1, numThreads_,
+                                                                  setup_.coulomb == ClusterCoulomb::Ewald ? &setup_.ewald : nullptr)
+                                           : 0.0;
     if (setup_.energies)
     {
         energies.add(EnergyTerm::LJSR, vlj);

@@ -8,15 +8,78 @@
 namespace putmd
 {
 
+namespace
+{
+
+/* The excluded pairs of one thread's atom range inside the cut-off,
+ * gathered first so that the arithmetic runs as one vectorisable loop. */
+struct PairBatch
+{
+    std::vector<int>   i, j;
+    std::vector<real>  qq, dx, dy, dz, r2, fscal; // build precision (double in the double build)
+    std::vector<double> v; // energy per pair (float series or exact, stored in double)
+
+    void clear()
+    {
+        for (auto* a : { &i, &j })
+        {
+            a->clear();
+        }
+        for (auto* a : { &qq, &dx, &dy, &dz, &r2 })
+        {
+            a->clear();
+        }
+    }
+};
+
+/* Excluded-pair Ewald correction from the kernels' series (see
+ * ewald_correction.h): V = -qq hV(r^2), F/r = -qq hF(r^2); both finite at
+ * r = 0 (hV(0) = 2 beta/sqrt(pi)). Same degree for every pair, so the
+ * loop over pairs vectorises. */
+void seriesCorrections(const EwaldCorrection& series, PairBatch& b)
+{
+    const int    n      = int(b.qq.size());
+    const float  scale  = float(2 / series.smax);
+    const int    nf     = int(series.force.size()), ne = int(series.energy.size());
+    const float* cf     = series.force.data();
+    const float* ce     = series.energy.data();
+    b.fscal.resize(n);
+    b.v.resize(n);
+    real*        fscal  = b.fscal.data();
+    double*      v      = b.v.data();
+    const real*  qq     = b.qq.data();
+    const real*  r2     = b.r2.data();
+#pragma omp simd
+    for (int k = 0; k < n; k++)
+    {
+        const float t  = scale * float(r2[k]) - 1;
+        float       hf = cf[nf - 1], hv = ce[ne - 1];
+        for (int c = nf - 2; c >= 0; c--)
+        {
+            hf = hf * t + cf[c];
+        }
+        for (int c = ne - 2; c >= 0; c--)
+        {
+            hv = hv * t + ce[c];
+        }
+        fscal[k] = -qq[k] * real(hf);
+        v[k]     = -double(qq[k]) * double(hv);
+    }
+}
+
+} // namespace
+
 double exclusionCorrections(const Topology& top, const InteractionConst& ic, const Pbc& pbc,
                             const std::vector<Vec3<real>>& x, std::vector<Vec3<real>>& f, Matrix3* virial,
-                            int numSelfAtoms, int numThreads)
+                            int numSelfAtoms, int numThreads, const EwaldCorrection* series)
 {
     const int numSelf = numSelfAtoms < 0 ? top.numAtoms : numSelfAtoms;
     using RVec         = Vec3<real>;
     const double rc2  = ic.rcoulomb * ic.rcoulomb;
     const double beta = ic.ewaldCoeff;
     const int    nt   = std::max(1, std::min(numThreads, top.numAtoms / 64 + 1));
+    const bool   pme  = ic.coulombType == CoulombType::Pme;
+    const bool   useSeries = pme && series != nullptr && !(rc2 > series->smax);
     struct Share
     {
         double                            v = 0, q2 = 0;
@@ -27,9 +90,12 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++)
     {
-        Share&    sh    = shares[t];
+        Share&                  sh    = shares[t];
+        static thread_local PairBatch b;
+        b.clear();
         const int begin = static_cast<int>(long(top.numAtoms) * t / nt);
         const int end   = static_cast<int>(long(top.numAtoms) * (t + 1) / nt);
+        // gather: the pairs (i < j) inside the cut-off with charge
         for (int i = begin; i < end; i++)
         {
             if (i < numSelf)
@@ -50,40 +116,69 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
                 {
                     continue;
                 }
-                real fscal;
-                if (ic.coulombType == CoulombType::Pme && r2 < real(1e-12))
+                b.i.push_back(i);
+                b.j.push_back(j);
+                b.qq.push_back(real(qq));
+                b.dx.push_back(d.x);
+                b.dy.push_back(d.y);
+                b.dz.push_back(d.z);
+                b.r2.push_back(r2);
+            }
+        }
+        // arithmetic
+        const int n = int(b.i.size());
+        if (useSeries)
+        {
+            seriesCorrections(*series, b);
+        }
+        else
+        {
+            b.fscal.resize(n);
+            b.v.resize(n);
+            for (int k = 0; k < n; k++)
+            {
+                const double qq = double(ic.epsfac) * top.charge[b.i[k]] * top.charge[b.j[k]];
+                const real   r2 = b.r2[k];
+                if (pme && r2 < real(1e-12))
                 {
                     // the r -> 0 limit of erf(beta r)/r; no force
-                    sh.v -= qq * 2 * beta / std::sqrt(units::pi);
-                    fscal = 0;
+                    b.v[k]     = -qq * 2 * beta / std::sqrt(units::pi);
+                    b.fscal[k] = 0;
                 }
-                else if (ic.coulombType == CoulombType::Pme)
+                else if (pme)
                 {
                     const real r    = std::sqrt(r2);
                     const real erfv = std::erf(real(beta) * r);
-                    sh.v -= qq * double(erfv / r);
+                    b.v[k]          = -qq * double(erfv / r);
                     // F = -dV/dr rhat with V = -qq erf(beta r)/r
-                    fscal = real(qq) * (real(2 / std::sqrt(units::pi) * beta) * std::exp(-real(beta * beta) * r2) / r - erfv / r2) / r;
+                    b.fscal[k] = real(qq) * (real(2 / std::sqrt(units::pi) * beta) * std::exp(-real(beta * beta) * r2) / r - erfv / r2) / r;
                 }
                 else
                 {
-                    sh.v += qq * (ic.kRf * r2 - ic.cRf);
-                    fscal = -real(2 * qq * ic.kRf);
+                    b.v[k]     = qq * (ic.kRf * r2 - ic.cRf);
+                    b.fscal[k] = -real(2 * qq * ic.kRf);
                 }
-                const RVec fi = d * fscal;
-                f[i] += fi;
-                if (j < end)
-                {
-                    f[j] -= fi;
-                }
-                else
-                {
-                    sh.later.push_back({ j, fi });
-                }
-                if (virial)
-                {
-                    addVirial(sh.virial, d, fi);
-                }
+            }
+        }
+        // scatter, in pair order
+        for (int k = 0; k < n; k++)
+        {
+            const int  i  = b.i[k], j = b.j[k];
+            const RVec d(b.dx[k], b.dy[k], b.dz[k]);
+            const RVec fi = d * b.fscal[k];
+            sh.v += b.v[k];
+            f[i] += fi;
+            if (j < end)
+            {
+                f[j] -= fi;
+            }
+            else
+            {
+                sh.later.push_back({ j, fi });
+            }
+            if (virial)
+            {
+                addVirial(sh.virial, d, fi);
             }
         }
     }

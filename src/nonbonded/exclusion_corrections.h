@@ -14,6 +14,7 @@
 #include "core/box.h"
 #include "core/real.h"
 #include "core/vec.h"
+#include "nonbonded/ewald_correction.h"
 #include "nonbonded/interaction_const.h"
 #include "topology/topology.h"
 
@@ -26,9 +27,12 @@ namespace putmd
  * Threads take equal ranges of i-atoms; a pair whose other atom lies in a
  * later range has that atom's force added after the threads, in order,
  * and energies and virials are summed in thread order: the result is the
- * same for a given thread count. */
+ * same for a given thread count. With Ewald and a series (the SIMD
+ * kernels' fit of erf(beta r)/r and its derivative, ewald_correction.h,
+ * covering the cut-off) the pairs are computed from it in single precision
+ * instead of erf and exp, vectorised; the energy is summed in double. */
 double exclusionCorrections(const Topology& top, const InteractionConst& ic, const Pbc& pbc,
                             const std::vector<Vec3<real>>& x, std::vector<Vec3<real>>& f, Matrix3* virial,
-                            int numSelfAtoms = -1, int numThreads = 1);
+                            int numSelfAtoms = -1, int numThreads = 1, const EwaldCorrection* series = nullptr);
 
 } // namespace putmd

@@ -4,6 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#if defined(__SSE2__) && !PUTMD_DOUBLE
+#include <immintrin.h>
+#define PUTMD_PME_SSE 1
+#else
+#define PUTMD_PME_SSE 0
+#endif
 
 #include "core/units.h"
 #include "io/mdp.h"
@@ -72,15 +78,18 @@ inline void splinesOf(double w, real* theta, real* dtheta, int order)
 {
     if constexpr (P == 4)
     {
-        const real x = real(w), om = 1 - x, x2 = x * x, x3 = x2 * x;
-        theta[0]  = om * om * om / 6;
-        theta[1]  = (3 * x3 - 6 * x2 + 4) / 6;
-        theta[2]  = (-3 * x3 + 3 * x2 + 3 * x + 1) / 6;
-        theta[3]  = x3 / 6;
-        dtheta[0] = -om * om / 2;
-        dtheta[1] = (3 * x2 - 4 * x) / 2;
-        dtheta[2] = (-3 * x2 + 2 * x + 1) / 2;
-        dtheta[3] = x2 / 2;
+        // products with 1/6 rather than divisions (a division per weight
+        // was the spread's largest cost); 1/2 is exact either way
+        constexpr real sixth = real(1) / 6;
+        const real     x = real(w), om = 1 - x, x2 = x * x, x3 = x2 * x;
+        theta[0]  = om * om * om * sixth;
+        theta[1]  = (3 * x3 - 6 * x2 + 4) * sixth;
+        theta[2]  = (-3 * x3 + 3 * x2 + 3 * x + 1) * sixth;
+        theta[3]  = x3 * sixth;
+        dtheta[0] = -om * om * real(0.5);
+        dtheta[1] = (3 * x2 - 4 * x) * real(0.5);
+        dtheta[2] = (-3 * x2 + 2 * x + 1) * real(0.5);
+        dtheta[3] = x2 * real(0.5);
     }
     else
     {
@@ -93,6 +102,63 @@ inline void splinesOf(double w, real* theta, real* dtheta, int order)
         }
     }
 }
+
+#if PUTMD_PME_SSE
+/* Order 4 with 4-wide SSE rows (every x86-64 has SSE2): the z row of 4
+ * points is one vector, so an atom is 16 row updates (spread) or 16 row
+ * loads with two multiply-adds each (gather). The generic loops below are
+ * the plain twin, used for other orders, rows that wrap and other CPUs. */
+inline void spreadAtomSse(real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* idx,
+                          real qi, const real* tx, const real* ty, const real* tz)
+{
+    const __m128 vtz = _mm_loadu_ps(tz);
+    for (int a = 0; a < 4; a++)
+    {
+        const real  qa   = qi * tx[a];
+        real* const xrow = grid + size_t(wx[idx[0] + a]) * K[1] * K[2] + idx[2];
+        for (int b = 0; b < 4; b++)
+        {
+            real*        r = xrow + size_t(wy[idx[1] + b]) * K[2];
+            const __m128 w = _mm_mul_ps(_mm_set1_ps(qa * ty[b]), vtz);
+            _mm_storeu_ps(r, _mm_add_ps(_mm_loadu_ps(r), w));
+        }
+    }
+}
+
+inline float horizontalSum(__m128 v)
+{
+    const __m128 s = _mm_add_ps(v, _mm_movehl_ps(v, v));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
+}
+
+inline void gatherAtomSse(const real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* idx,
+                          const real* tx, const real* ty, const real* tz, const real* dtx, const real* dty,
+                          const real* dtz, real fu[3])
+{
+    // per a: sx = sum_b ty_b g_row, sy = sum_b dty_b g_row (vectors over z);
+    // then f0 = tz . sum_a dtx_a sx, f1 = tz . sum_a tx_a sy,
+    // f2 = dtz . sum_a tx_a sx
+    __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps(), f2 = _mm_setzero_ps();
+    for (int a = 0; a < 4; a++)
+    {
+        const real* const xrow = grid + size_t(wx[idx[0] + a]) * K[1] * K[2] + idx[2];
+        __m128            sx = _mm_setzero_ps(), sy = _mm_setzero_ps();
+        for (int b = 0; b < 4; b++)
+        {
+            const __m128 g = _mm_loadu_ps(xrow + size_t(wy[idx[1] + b]) * K[2]);
+            sx             = _mm_add_ps(sx, _mm_mul_ps(_mm_set1_ps(ty[b]), g));
+            sy             = _mm_add_ps(sy, _mm_mul_ps(_mm_set1_ps(dty[b]), g));
+        }
+        f0 = _mm_add_ps(f0, _mm_mul_ps(_mm_set1_ps(dtx[a]), sx));
+        f1 = _mm_add_ps(f1, _mm_mul_ps(_mm_set1_ps(tx[a]), sy));
+        f2 = _mm_add_ps(f2, _mm_mul_ps(_mm_set1_ps(tx[a]), sx));
+    }
+    const __m128 vtz = _mm_loadu_ps(tz), vdtz = _mm_loadu_ps(dtz);
+    fu[0]            = horizontalSum(_mm_mul_ps(f0, vtz));
+    fu[1]            = horizontalSum(_mm_mul_ps(f1, vtz));
+    fu[2]            = horizontalSum(_mm_mul_ps(f2, vdtz));
+}
+#endif
 
 /* One atom's charge onto the grid; P = 0: the run-time order p. Rows that
  * do not wrap in z take the contiguous (vectorised) loop. */
@@ -194,7 +260,7 @@ Pme::Pme(const PmeParameters& params) : params_(params), splines_(std::make_uniq
             wrap_[d][i] = i % params.gridSize[d];
         }
     }
-    fft_ = std::make_unique<Fft3d>(params.gridSize[0], params.gridSize[1], params.gridSize[2]);
+    fft_ = std::make_unique<Fft3d>(params.gridSize[0], params.gridSize[1], params.gridSize[2], params.fftPlanning);
 }
 
 Pme::~Pme() = default;
@@ -202,13 +268,24 @@ Pme::~Pme() = default;
 void Pme::setNumThreads(int n)
 {
     numThreads_ = n > 0 ? n : 1;
-    // FFTW's threads pay off for large grids only: measured on 2 cores,
-    // 60^3 (rnase) 1.43 -> 1.10 s of PME per 200 steps, 42^3 (12k water)
-    // 0.36 -> 0.55 s; threads from 128k grid points up
-    const size_t points = size_t(params_.gridSize[0]) * params_.gridSize[1] * params_.gridSize[2];
-    fft_->setNumThreads(points >= 128 * 1024 ? numThreads_ : 1);
+    // FFTW's threads pay off for large grids only. With estimated plans,
+    // measured on 2 cores: 60^3 (rnase) 1.43 -> 1.10 s of PME per 200
+    // steps, 42^3 (12k water) 0.36 -> 0.55 s, so threads from 128k points.
+    // With measured plans the transform pair of 42^3 took 0.40 ms on one
+    // thread and 0.21-0.32 ms on two (60^3: 0.83 -> 0.42 ms): from 32k.
+    const size_t points  = size_t(params_.gridSize[0]) * params_.gridSize[1] * params_.gridSize[2];
+    const size_t minimum = params_.fftPlanning == FftPlanning::Measure ? 32 * 1024 : 128 * 1024;
+    fft_->setNumThreads(points >= minimum ? numThreads_ : 1);
 }
 
+/* The spread, threaded without a grid per thread: the atoms are put in
+ * slabs of x planes by the first plane their splines touch. An atom of slab
+ * s reaches at most p - 1 planes into slab s + 1, so with every slab at
+ * least p - 1 planes wide, the even slabs never touch each other's points,
+ * nor do the odd ones: the even slabs are spread in parallel, then the odd
+ * ones, straight onto the FFT grid. Each point then receives its
+ * contributions in the same order (slab order, atom order within a slab)
+ * whatever the thread count: the grid is bitwise independent of -nt. */
 void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& q, Splines& s)
 {
     const int  p = params_.order;
@@ -224,24 +301,27 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
     const size_t   ngrid = size_t(K[0]) * K[1] * K[2];
     const int      nt    = std::max(1, std::min(numThreads_, natoms));
     const Matrix3& inv   = box.inverse();
-    threadGrids_.resize(nt - 1);
-    const int* wx = wrap_[0].data();
-    const int* wy = wrap_[1].data();
-    const int* wz = wrap_[2].data();
+    const int*     wx    = wrap_[0].data();
+    const int*     wy    = wrap_[1].data();
+    const int*     wz    = wrap_[2].data();
+    real* const    grid  = fft_->realData();
+    // slabs: as many as fit at p - 1 planes each, an even number, the
+    // same for every thread count; one slab (a serial spread) when the
+    // grid is too thin for two
+    const int numSlabs = K[0] / (p - 1) >= 2 ? 2 * (K[0] / (2 * (p - 1))) : 1;
+    slabCount_.assign(size_t(nt) * numSlabs, 0);
+    slabAtoms_.resize(natoms);
+    slabStart_.assign(numSlabs + 1, 0);
+    std::vector<int>& atomSlab = atomSlab_;
+    atomSlab.resize(natoms);
 #pragma omp parallel num_threads(nt)
     {
         const int t     = nt > 1 ? omp_get_thread_num() : 0;
         const int begin = static_cast<int>(long(natoms) * t / nt), end = static_cast<int>(long(natoms) * (t + 1) / nt);
-        real*     grid  = fft_->realData();
-        if (t > 0)
-        {
-            threadGrids_[t - 1].resize(ngrid);
-            grid = threadGrids_[t - 1].data();
-        }
-        std::fill(grid, grid + ngrid, real(0));
+        std::fill(grid + ngrid * t / nt, grid + ngrid * (t + 1) / nt, real(0));
+        int* count = &slabCount_[size_t(t) * numSlabs];
         for (int i = begin; i < end; i++)
         {
-            int idx[3];
             for (int d = 0; d < 3; d++)
             {
                 double    w  = 0;
@@ -249,37 +329,71 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
                 real*     th = &s.theta[d][size_t(i) * p];
                 real*     dt = &s.dtheta[d][size_t(i) * p];
                 p == 4 ? splinesOf<4>(w, th, dt, p) : splinesOf<0>(w, th, dt, p);
-                idx[d] = s.index[d][i] = (iu - p + 1 + K[d]) % K[d];
+                const int first = iu - p + 1;
+                s.index[d][i]   = first < 0 ? first + K[d] : first;
             }
-            if (q[i] == 0)
+            // slab of the first plane: floor(index * numSlabs / K)
+            const int slab = q[i] == 0 ? -1 : int(long(s.index[0][i]) * numSlabs / K[0]);
+            atomSlab[i]    = slab;
+            if (slab >= 0)
             {
-                continue;
-            }
-            const real* tx = &s.theta[0][size_t(i) * p];
-            const real* ty = &s.theta[1][size_t(i) * p];
-            const real* tz = &s.theta[2][size_t(i) * p];
-            if (p == 4)
-            {
-                spreadAtom<4>(grid, K, wx, wy, wz, idx, real(q[i]), tx, ty, tz, p);
-            }
-            else
-            {
-                spreadAtom<0>(grid, K, wx, wy, wz, idx, real(q[i]), tx, ty, tz, p);
+                count[slab]++;
             }
         }
-    }
-    if (nt > 1)
-    {
-        real* grid = fft_->realData();
-#pragma omp parallel for num_threads(nt) schedule(static)
-        for (long k = 0; k < long(ngrid); k++)
+#pragma omp barrier
+#pragma omp single
         {
-            real sum = grid[k];
-            for (int t = 0; t < nt - 1; t++)
+            // slab-major, thread-minor offsets: atoms in index order per slab
+            int offset = 0;
+            for (int sl = 0; sl < numSlabs; sl++)
             {
-                sum += threadGrids_[t][k];
+                slabStart_[sl] = offset;
+                for (int u = 0; u < nt; u++)
+                {
+                    const int c                        = slabCount_[size_t(u) * numSlabs + sl];
+                    slabCount_[size_t(u) * numSlabs + sl] = offset;
+                    offset += c;
+                }
             }
-            grid[k] = sum;
+            slabStart_[numSlabs] = offset;
+        }
+        for (int i = begin; i < end; i++)
+        {
+            if (atomSlab[i] >= 0)
+            {
+                slabAtoms_[count[atomSlab[i]]++] = i;
+            }
+        }
+#pragma omp barrier
+        for (int parity = 0; parity < 2; parity++)
+        {
+#pragma omp for schedule(dynamic, 1)
+            for (int sl = parity; sl < numSlabs; sl += 2)
+            {
+                for (int k = slabStart_[sl]; k < slabStart_[sl + 1]; k++)
+                {
+                    const int   i      = slabAtoms_[k];
+                    const int   idx[3] = { s.index[0][i], s.index[1][i], s.index[2][i] };
+                    const real* tx     = &s.theta[0][size_t(i) * p];
+                    const real* ty     = &s.theta[1][size_t(i) * p];
+                    const real* tz     = &s.theta[2][size_t(i) * p];
+#if PUTMD_PME_SSE
+                    if (p == 4 && idx[2] + 4 <= K[2] && sseRows_)
+                    {
+                        spreadAtomSse(grid, K, wx, wy, idx, real(q[i]), tx, ty, tz);
+                        continue;
+                    }
+#endif
+                    if (p == 4)
+                    {
+                        spreadAtom<4>(grid, K, wx, wy, wz, idx, real(q[i]), tx, ty, tz, p);
+                    }
+                    else
+                    {
+                        spreadAtom<0>(grid, K, wx, wy, wz, idx, real(q[i]), tx, ty, tz, p);
+                    }
+                }
+            }
         }
     }
 }
@@ -455,6 +569,14 @@ void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s,
         const size_t o      = size_t(i) * p;
         const int    idx[3] = { s.index[0][i], s.index[1][i], s.index[2][i] };
         real         fu[3]; // dE/du_d / q
+#if PUTMD_PME_SSE
+        if (p == 4 && idx[2] + 4 <= K[2] && sseRows_)
+        {
+            gatherAtomSse(grid, K, wx, wy, idx, &s.theta[0][o], &s.theta[1][o], &s.theta[2][o], &s.dtheta[0][o],
+                          &s.dtheta[1][o], &s.dtheta[2][o], fu);
+        }
+        else
+#endif
         if (p == 4)
         {
             gatherAtom<4>(grid, K, wx, wy, wz, idx, &s.theta[0][o], &s.theta[1][o], &s.theta[2][o], &s.dtheta[0][o],

@@ -34,6 +34,7 @@ struct PmeParameters
     int                order      = 4;
     double             ewaldCoeff = 0;
     double             epsfac     = 0; // ONE_4PI_EPS0 / epsilon-r
+    FftPlanning        fftPlanning = FftPlanning::Estimate; // MD runs: fftPlanningFromEnvironment()
 };
 
 class Pme
@@ -49,11 +50,14 @@ public:
 
     const PmeParameters& parameters() const { return params_; }
 
-    /* Threads for spread and gather: the atoms are split in equal shares;
-     * each thread spreads onto its own grid and the grids are summed in
-     * thread order (reproducible for a given count); gather needs no
-     * reduction. */
+    /* Threads for spread and gather: the spread takes slabs of x planes
+     * (even slabs, then odd ones, which never share a grid point) straight
+     * onto the grid, so the grid is the same for every thread count; gather
+     * splits the atoms in equal shares and needs no reduction. */
     void setNumThreads(int n);
+    /* Order 4 uses 4-wide SSE rows for spread and gather where the CPU has
+     * them; false selects the plain loops (the reference twin, for tests). */
+    void setSseRows(bool on) { sseRows_ = on; }
 
 private:
     struct Splines; // per-atom B-spline weights and derivatives
@@ -68,7 +72,11 @@ private:
     // kept between steps: no allocation in the step
     std::unique_ptr<Splines>          splines_;
     std::array<std::vector<int>, 3>   wrap_; // wrap_[d][i] = i mod K_d for i < K_d + order
-    std::vector<std::vector<real>>    threadGrids_;
+    std::vector<int>                  slabCount_; // per thread and slab: atoms, then write offsets
+    std::vector<int>                  slabStart_; // first entry of each slab in slabAtoms_
+    std::vector<int>                  slabAtoms_; // charged atoms by slab, in index order within one
+    std::vector<int>                  atomSlab_;  // per atom, -1 for no charge
+    bool                              sseRows_ = true; // order 4: the SSE rows (false: the plain loops)
     std::vector<real>                 influence_; // per spectrum point, for influenceBox_
     Box                               influenceBox_;
     std::vector<double>               threadEnergies_;

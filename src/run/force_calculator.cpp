@@ -18,8 +18,9 @@ ForceCalculator::ForceCalculator(const Topology& top, const MdpOptions& mdp, con
     dispCorr_ = makeDispersionCorrection(top, ic_, mdp.dispCorr);
     if (mdp.coulombType == CoulombType::Pme)
     {
-        const PmeParameters p = pmeParametersFor(box, mdp, ic_.ewaldCoeff, ic_.epsfac);
-        pme_                  = std::make_unique<Pme>(p);
+        PmeParameters p = pmeParametersFor(box, mdp, ic_.ewaldCoeff, ic_.epsfac);
+        p.fftPlanning   = fftPlanningFromEnvironment();
+        pme_            = std::make_unique<Pme>(p);
         pmeGrid_              = p.gridSize;
     }
 }

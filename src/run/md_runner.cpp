@@ -755,12 +755,13 @@ void MdRun::runLeapFrog()
             writeTrajectory(step, forces);
         }
         // stage: temperature coupling, with the kinetic energy of the old half step
-        const Matrix3 kineticOld = kineticEnergyTensor(v_, mass_);
+        // (the kinetic energy tensor is only read on energy steps)
+        const Matrix3 kineticOld = computeE ? kineticEnergyTensor(v_, mass_) : Matrix3();
         {
             Timed t(&timers_, Stage::Coupling);
             thermostatIntegral_ += couplingLambdas(step, lambda);
         }
-        const Matrix3 kineticOldScaled = scaledKinetic(kineticOld, lambda);
+        const Matrix3 kineticOldScaled = computeE ? scaledKinetic(kineticOld, lambda) : Matrix3();
         // stage: update and constraints (on the last step only for the
         // kinetic energy: the final state keeps v(t - dt/2), as GROMACS's)
         const std::vector<RVec> vBeforeLastUpdate = last ? v_ : std::vector<RVec>();
@@ -794,7 +795,7 @@ void MdRun::runLeapFrog()
             removeComMotion();
         }
         // stage: energies (kinetic energy as the average of the half steps)
-        const Matrix3 kinetic = averageOf(kineticOldScaled, kineticEnergyTensor(v_, mass_));
+        const Matrix3 kinetic = computeE ? averageOf(kineticOldScaled, kineticEnergyTensor(v_, mass_)) : Matrix3();
         Matrix3       pressure, virial;
         double        temperature = 0;
         {

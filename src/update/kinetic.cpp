@@ -19,17 +19,28 @@ Matrix3 kineticEnergyTensor(const std::vector<Vec3<real>>& v, const std::vector<
     {
         const int    t     = nt > 1 ? omp_get_thread_num() : 0;
         const size_t begin = v.size() * t / nt, end = v.size() * (t + 1) / nt;
-        Matrix3      k;
+        // six independent local sums (the tensor is symmetric): a Matrix3
+        // accumulator may alias mass[] for the compiler and went through
+        // memory on every atom
+        double xx = 0, yy = 0, zz = 0, xy = 0, xz = 0, yz = 0;
         for (size_t i = begin; i < end; i++)
         {
-            for (int a = 0; a < 3; a++)
-            {
-                for (int b = 0; b < 3; b++)
-                {
-                    k(a, b) += 0.5 * mass[i] * double(v[i][a]) * double(v[i][b]);
-                }
-            }
+            const double m = mass[i], vx = v[i][0], vy = v[i][1], vz = v[i][2];
+            const double mx = m * vx, my = m * vy;
+            xx += mx * vx;
+            yy += my * vy;
+            zz += m * vz * vz;
+            xy += mx * vy;
+            xz += mx * vz;
+            yz += my * vz;
         }
+        Matrix3 k;
+        k(0, 0) = 0.5 * xx;
+        k(1, 1) = 0.5 * yy;
+        k(2, 2) = 0.5 * zz;
+        k(0, 1) = k(1, 0) = 0.5 * xy;
+        k(0, 2) = k(2, 0) = 0.5 * xz;
+        k(1, 2) = k(2, 1) = 0.5 * yz;
         part[t] = k;
     }
     Matrix3 k;

@@ -215,7 +215,9 @@ void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std
         const int t = nt > 1 ? omp_get_thread_num() : 0;
         try
         {
-            Matrix3&     vir   = virs[t];
+            // the virial in locals: a Matrix3 reference went through memory
+            // on every term (it may alias the positions for the compiler)
+            double       vir[3][3] = {};
             const size_t begin = settles_.size() * t / nt, end = settles_.size() * (t + 1) / nt;
             for (size_t k = begin; k < end; k++)
             {
@@ -244,9 +246,16 @@ void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std
                     {
                         for (int c = 0; c < 3; c++)
                         {
-                            vir(r, c) -= 0.5 * old[a][r] * m[a] * disp[a][c];
+                            vir[r][c] -= 0.5 * old[a][r] * m[a] * disp[a][c];
                         }
                     }
+                }
+            }
+            for (int r = 0; r < 3; r++)
+            {
+                for (int c = 0; c < 3; c++)
+                {
+                    virs[t](r, c) = vir[r][c];
                 }
             }
         }

@@ -1,0 +1,177 @@
+/* The mixed build's fast paths against their plain twins: PME's SSE rows
+ * (order 4) against the generic spread and gather loops, the excluded-pair
+ * Ewald corrections from the kernels' series against erf and exp, and
+ * measured FFTW plans against estimated ones. Compiled against the mixed
+ * library (the paths exist only there). */
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "core/error.h"
+#include "fft/fft3d.h"
+#include "nonbonded/ewald_correction.h"
+#include "nonbonded/exclusion_corrections.h"
+#include "nonbonded/interaction_const.h"
+#include "pme/pme.h"
+#include "run/system_inputs.h"
+#include "../unit/test_helpers.h"
+
+namespace putmd
+{
+namespace
+{
+
+using RVec = Vec3<real>;
+
+double largestNorm(const std::vector<RVec>& f)
+{
+    double m = 0;
+    for (const RVec& v : f)
+    {
+        m = std::max(m, double(norm(v)));
+    }
+    return m;
+}
+
+double largestDifference(const std::vector<RVec>& a, const std::vector<RVec>& b)
+{
+    double m = 0;
+    for (size_t i = 0; i < a.size(); i++)
+    {
+        m = std::max(m, double(norm(a[i] - b[i])));
+    }
+    return m;
+}
+
+PmeParameters pmeFor(const test::TestSystem& s)
+{
+    const InteractionConst ic = makeInteractionConst(s.in.mdp);
+    return pmeParametersFor(s.in.coordinates.box, s.in.mdp, ic.ewaldCoeff, ic.epsfac);
+}
+
+double runPme(const test::TestSystem& s, bool sse, int threads, std::vector<RVec>& f, Matrix3& virial)
+{
+    Pme pme(pmeFor(s));
+    pme.setSseRows(sse);
+    pme.setNumThreads(threads);
+    f.assign(s.x.size(), RVec());
+    return pme.compute(s.in.coordinates.box, s.x, s.in.topology.charge, f, &virial);
+}
+
+TEST(PmeSseRows, MatchThePlainLoops)
+{
+    // rnase: 33,617 atoms on a 60^3 grid, rows that wrap in z included
+    const test::TestSystem s = test::loadTestSystem("rnase-amber-cubic");
+    ASSERT_EQ(pmeFor(s).order, 4);
+    std::vector<RVec> plain, fast;
+    Matrix3           vPlain, vFast;
+    const double      ePlain = runPme(s, false, 1, plain, vPlain);
+    const double      eFast  = runPme(s, true, 1, fast, vFast);
+    const double      fmax   = largestNorm(plain);
+    ASSERT_GT(fmax, 0);
+    // the same sums in another order (float): rounding only
+    EXPECT_NEAR(eFast, ePlain, 1e-6 * std::abs(ePlain));
+    EXPECT_LT(largestDifference(fast, plain), 1e-5 * fmax);
+    for (int a = 0; a < 3; a++)
+    {
+        EXPECT_NEAR(vFast(a, a), vPlain(a, a), 1e-6 * std::abs(ePlain));
+    }
+}
+
+TEST(PmeSlabSpread, SameGridForEveryThreadCount)
+{
+    // the slab spread puts the contributions on each point in the same
+    // order for every thread count; on 42^3 with estimated plans FFTW runs
+    // on one thread, so the whole result is bitwise the same
+    const test::TestSystem s = test::loadTestSystem("water-spce-12k");
+    std::vector<RVec>      f1, f2, f3;
+    Matrix3                v1, v2, v3;
+    const double           e1 = runPme(s, true, 1, f1, v1);
+    const double           e2 = runPme(s, true, 2, f2, v2);
+    const double           e3 = runPme(s, true, 3, f3, v3);
+    ASSERT_GT(largestNorm(f1), 0);
+    EXPECT_EQ(e2, e1);
+    EXPECT_EQ(e3, e1);
+    EXPECT_EQ(largestDifference(f2, f1), 0);
+    EXPECT_EQ(largestDifference(f3, f1), 0);
+}
+
+TEST(ExclusionCorrections, SeriesMatchesErfAndExp)
+{
+    for (const char* name : { "rnase-amber-cubic", "water-spce-3k" })
+    {
+        const test::TestSystem s   = test::loadTestSystem(name);
+        const InteractionConst ic  = makeInteractionConst(s.in.mdp);
+        ASSERT_EQ(ic.coulombType, CoulombType::Pme);
+        const Pbc              pbc(s.in.coordinates.box);
+        const EwaldCorrection  series = EwaldCorrection::fit(ic.ewaldCoeff, ic.rcoulomb);
+        std::vector<RVec>      fExact(s.x.size()), fSeries(s.x.size()), fThreads(s.x.size());
+        Matrix3                vExact, vSeries, vThreads;
+        const double eExact  = exclusionCorrections(s.in.topology, ic, pbc, s.x, fExact, &vExact, -1, 1, nullptr);
+        const double eSeries = exclusionCorrections(s.in.topology, ic, pbc, s.x, fSeries, &vSeries, -1, 1, &series);
+        const double eThreads = exclusionCorrections(s.in.topology, ic, pbc, s.x, fThreads, &vThreads, -1, 3, &series);
+        const double fmax     = largestNorm(fExact);
+        ASSERT_GT(fmax, 0) << name;
+        // the series is within 5e-7 of the largest value of each function
+        // (ewald_correction.h); summed over ~1e4-1e5 pairs in double
+        EXPECT_NEAR(eSeries, eExact, 2e-6 * std::abs(eExact)) << name;
+        EXPECT_LT(largestDifference(fSeries, fExact), 2e-5 * fmax) << name;
+        for (int a = 0; a < 3; a++)
+        {
+            for (int b = 0; b < 3; b++)
+            {
+                EXPECT_NEAR(vSeries(a, b), vExact(a, b), 1e-4 * std::abs(vExact(a, a)) + 1e-3) << name;
+            }
+        }
+        EXPECT_NEAR(eThreads, eSeries, 1e-9 * std::abs(eSeries)) << name;
+        EXPECT_LT(largestDifference(fThreads, fSeries), 1e-6 * fmax) << name;
+    }
+}
+
+TEST(Fft3dPlanning, MeasuredPlansGiveTheEstimatedTransform)
+{
+    const int n[3] = { 24, 20, 18 };
+    Fft3d     est(n[0], n[1], n[2], FftPlanning::Estimate);
+    Fft3d     mea(n[0], n[1], n[2], FftPlanning::Measure);
+    EXPECT_EQ(mea.planning(), FftPlanning::Measure);
+    const size_t np = size_t(n[0]) * n[1] * n[2];
+    for (size_t i = 0; i < np; i++)
+    {
+        est.realData()[i] = mea.realData()[i] = real(std::sin(0.37 * i) + 0.1 * (i % 7));
+    }
+    est.forward();
+    mea.forward();
+    const size_t nc    = size_t(n[0]) * n[1] * est.complexNz();
+    double       worst = 0, largest = 0;
+    for (size_t k = 0; k < nc; k++)
+    {
+        worst   = std::max(worst, double(std::abs(est.complexData()[k] - mea.complexData()[k])));
+        largest = std::max(largest, double(std::abs(est.complexData()[k])));
+    }
+    EXPECT_GT(largest, 1);
+    EXPECT_LT(worst, 1e-5 * largest);
+}
+
+TEST(Fft3dPlanning, EnvironmentChoosesAndBadValuesAreNamed)
+{
+    ::unsetenv("PUTMD_FFTW_PLAN");
+    EXPECT_EQ(fftPlanningFromEnvironment(), FftPlanning::Measure);
+    ::setenv("PUTMD_FFTW_PLAN", "estimate", 1);
+    EXPECT_EQ(fftPlanningFromEnvironment(), FftPlanning::Estimate);
+    ::setenv("PUTMD_FFTW_PLAN", "patient", 1);
+    try
+    {
+        fftPlanningFromEnvironment();
+        ADD_FAILURE() << "no error for PUTMD_FFTW_PLAN=patient";
+    }
+    catch (const InputError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("'patient'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("estimate"), std::string::npos) << e.what();
+    }
+    ::unsetenv("PUTMD_FFTW_PLAN");
+}
+
+} // namespace
+} // namespace putmd
