@@ -18,6 +18,7 @@ struct PairBatch
     std::vector<int>   i, j;
     std::vector<real>  qq, dx, dy, dz, r2, fscal; // build precision (double in the double build)
     std::vector<double> v; // energy per pair (float series or exact, stored in double)
+    std::vector<float>  t, hf, hv; // the series' argument and values
 
     void clear()
     {
@@ -34,36 +35,52 @@ struct PairBatch
 
 /* Excluded-pair Ewald correction from the kernels' series (see
  * ewald_correction.h): V = -qq hV(r^2), F/r = -qq hF(r^2); both finite at
- * r = 0 (hV(0) = 2 beta/sqrt(pi)). Same degree for every pair, so the
- * loop over pairs vectorises. */
+ * r = 0 (hV(0) = 2 beta/sqrt(pi)). Horner's rule with the coefficient loop
+ * outside and the pair loop inside, so that the inner loop is one
+ * vectorised multiply-add over all pairs (per pair the rule is a chain of
+ * dependent operations, 13 deep). */
 void seriesCorrections(const EwaldCorrection& series, PairBatch& b)
 {
-    const int    n      = int(b.qq.size());
-    const float  scale  = float(2 / series.smax);
-    const int    nf     = int(series.force.size()), ne = int(series.energy.size());
-    const float* cf     = series.force.data();
-    const float* ce     = series.energy.data();
+    const int   n     = int(b.qq.size());
+    const float scale = float(2 / series.smax);
+    const int   nf    = int(series.force.size()), ne = int(series.energy.size());
+    b.t.resize(n);
+    b.hf.resize(n);
+    b.hv.resize(n);
     b.fscal.resize(n);
     b.v.resize(n);
-    real*        fscal  = b.fscal.data();
-    double*      v      = b.v.data();
-    const real*  qq     = b.qq.data();
-    const real*  r2     = b.r2.data();
-#pragma omp simd
+    float* const t  = b.t.data();
+    float* const hf = b.hf.data();
+    float* const hv = b.hv.data();
+    const real*  r2 = b.r2.data();
     for (int k = 0; k < n; k++)
     {
-        const float t  = scale * float(r2[k]) - 1;
-        float       hf = cf[nf - 1], hv = ce[ne - 1];
-        for (int c = nf - 2; c >= 0; c--)
+        t[k]  = scale * float(r2[k]) - 1;
+        hf[k] = series.force[nf - 1];
+        hv[k] = series.energy[ne - 1];
+    }
+    for (int c = nf - 2; c >= 0; c--)
+    {
+        const float coefficient = series.force[c];
+#pragma omp simd
+        for (int k = 0; k < n; k++)
         {
-            hf = hf * t + cf[c];
+            hf[k] = hf[k] * t[k] + coefficient;
         }
-        for (int c = ne - 2; c >= 0; c--)
+    }
+    for (int c = ne - 2; c >= 0; c--)
+    {
+        const float coefficient = series.energy[c];
+#pragma omp simd
+        for (int k = 0; k < n; k++)
         {
-            hv = hv * t + ce[c];
+            hv[k] = hv[k] * t[k] + coefficient;
         }
-        fscal[k] = -qq[k] * real(hf);
-        v[k]     = -double(qq[k]) * double(hv);
+    }
+    for (int k = 0; k < n; k++)
+    {
+        b.fscal[k] = -b.qq[k] * real(hf[k]);
+        b.v[k]     = -double(b.qq[k]) * double(hv[k]);
     }
 }
 
