@@ -182,6 +182,131 @@ DVec solveSymmetric3(const double t[3][3], const DVec& b)
              (c02 * b.x + c12 * b.y + c22 * b.z) / det };
 }
 
+/* A block of waters in structure-of-arrays form for the vectorised
+ * SETTLE: the same arithmetic as relativeToCom, makeFrame and
+ * settleDisplacements, written without branches (a lane that fails is
+ * flagged and redone by the scalar code, which names the water). */
+constexpr int c_settleBlock = 8;
+
+struct SettleBlock
+{
+    // inputs: H1 and H2 relative to O, at the start (b, c) and now (bp, cp)
+    double bx[c_settleBlock], by[c_settleBlock], bz[c_settleBlock];
+    double cx[c_settleBlock], cy[c_settleBlock], cz[c_settleBlock];
+    double bpx[c_settleBlock], bpy[c_settleBlock], bpz[c_settleBlock];
+    double cpx[c_settleBlock], cpy[c_settleBlock], cpz[c_settleBlock];
+    // outputs: displacements of O, H1, H2; the start positions relative to
+    // the centre of mass (for the virial); whether the lane succeeded
+    double d[3][3][c_settleBlock];
+    double old[3][3][c_settleBlock];
+    double ok[c_settleBlock]; // > 0: the lane succeeded
+};
+
+/* Value selects (std::max returns a reference, which kept GCC from
+ * vectorising the loop). */
+inline double greater(double a, double b)
+{
+    return a > b ? a : b;
+}
+inline double smaller(double a, double b)
+{
+    return a < b ? a : b;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// one copy per instruction set, chosen when the program starts (GCC's
+// function multi-versioning): 8 doubles per operation with AVX-512
+#define PUTMD_SETTLE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define PUTMD_SETTLE_CLONES
+#endif
+
+PUTMD_SETTLE_CLONES void settleBlock(const SettleParameters& p, SettleBlock& w, int n)
+{
+    const double wH = p.mH / (p.mO + 2 * p.mH);
+    const double mO = p.mO, mH = p.mH, ra = p.ra, rb = p.rb, rc = p.rc;
+#pragma omp simd
+    for (int k = 0; k < n; k++)
+    {
+        // relative to the centre of mass, old and new
+        const double gx = (w.bx[k] + w.cx[k]) * wH, gy = (w.by[k] + w.cy[k]) * wH, gz = (w.bz[k] + w.cz[k]) * wH;
+        const double o0x = -gx, o0y = -gy, o0z = -gz;
+        const double o1x = w.bx[k] - gx, o1y = w.by[k] - gy, o1z = w.bz[k] - gz;
+        const double o2x = w.cx[k] - gx, o2y = w.cy[k] - gy, o2z = w.cz[k] - gz;
+        const double hx = (w.bpx[k] + w.cpx[k]) * wH, hy = (w.bpy[k] + w.cpy[k]) * wH, hz = (w.bpz[k] + w.cpz[k]) * wH;
+        const double n0x = -hx, n0y = -hy, n0z = -hz;
+        const double n1x = w.bpx[k] - hx, n1y = w.bpy[k] - hy, n1z = w.bpz[k] - hz;
+        const double n2x = w.cpx[k] - hx, n2y = w.cpy[k] - hy, n2z = w.cpz[k] - hz;
+        // frame: Z' normal to the old plane, X' normal to Z' and new O
+        const double e1x = o1x - o0x, e1y = o1y - o0y, e1z = o1z - o0z;
+        const double e2x = o2x - o0x, e2y = o2y - o0y, e2z = o2z - o0z;
+        double       zx = e1y * e2z - e1z * e2y, zy = e1z * e2x - e1x * e2z, zz = e1x * e2y - e1y * e2x;
+        const double zn2 = zx * zx + zy * zy + zz * zz;
+        const double zinv = 1 / std::sqrt(greater(zn2, 1e-300));
+        zx *= zinv;
+        zy *= zinv;
+        zz *= zinv;
+        double       xx = n0y * zz - n0z * zy, xy = n0z * zx - n0x * zz, xz = n0x * zy - n0y * zx;
+        const double xn2 = xx * xx + xy * xy + xz * xz;
+        const double xinv = 1 / std::sqrt(greater(xn2, 1e-300));
+        xx *= xinv;
+        xy *= xinv;
+        xz *= xinv;
+        const double yx = zy * xz - zz * xy, yy = zz * xx - zx * xz, yz = zx * xy - zy * xx;
+        // into the frame
+        const double a0x = xx * o0x + xy * o0y + xz * o0z, a0y = yx * o0x + yy * o0y + yz * o0z;
+        const double a1x = xx * o1x + xy * o1y + xz * o1z, a1y = yx * o1x + yy * o1y + yz * o1z;
+        const double a2x = xx * o2x + xy * o2y + xz * o2z, a2y = yx * o2x + yy * o2y + yz * o2z;
+        const double c0x = xx * n0x + xy * n0y + xz * n0z, c0y = yx * n0x + yy * n0y + yz * n0z, c0z = zx * n0x + zy * n0y + zz * n0z;
+        const double c1x = xx * n1x + xy * n1y + xz * n1z, c1y = yx * n1x + yy * n1y + yz * n1z, c1z = zx * n1x + zy * n1y + zz * n1z;
+        const double c2x = xx * n2x + xy * n2y + xz * n2z, c2y = yx * n2x + yy * n2y + yz * n2z, c2z = zx * n2x + zy * n2y + zz * n2z;
+        const double sinPhi  = c0z / ra;
+        const double cos2Phi = 1 - sinPhi * sinPhi;
+        const double cosPhi  = std::sqrt(greater(cos2Phi, 1e-300));
+        const double sinPsi  = (c1z - c2z) / (2 * rc * cosPhi);
+        const double cos2Psi = 1 - sinPsi * sinPsi;
+        const double cosPsi  = std::sqrt(greater(cos2Psi, 1e-300));
+        // canonical triangle tilted by psi about Y', then phi about X'
+        const double r0x = 0, r0y = ra * cosPhi, r0z = ra * sinPhi;
+        const double r1x = -rc * cosPsi, r1y = -rb * cosPhi - rc * sinPsi * sinPhi, r1z = -rb * sinPhi + rc * sinPsi * cosPhi;
+        const double r2x = rc * cosPsi, r2y = -rb * cosPhi + rc * sinPsi * sinPhi, r2z = -rb * sinPhi - rc * sinPsi * cosPhi;
+        const double alpha = mO * (a0x * r0x + a0y * r0y) + mH * (a1x * r1x + a1y * r1y) + mH * (a2x * r2x + a2y * r2y);
+        const double beta  = mO * (a0x * r0y - a0y * r0x) + mH * (a1x * r1y - a1y * r1x) + mH * (a2x * r2y - a2y * r2x);
+        const double gamma = mO * (a0x * c0y - a0y * c0x) + mH * (a1x * c1y - a1y * c1x) + mH * (a2x * c2y - a2y * c2x);
+        const double r2    = alpha * alpha + beta * beta;
+        const double disc  = r2 - gamma * gamma;
+        const double sq    = std::sqrt(greater(disc, 0.0));
+        const double inv   = 1 / greater(r2, 1e-300);
+        const double sinT  = (alpha * gamma - beta * sq) * inv;
+        const double cosT  = (beta * gamma + alpha * sq) * inv;
+        // failed when any of these is not positive (NaN included)
+        w.ok[k] = smaller(smaller(smaller(zn2, xn2), smaller(cos2Phi, cos2Psi)),
+                           smaller(smaller(r2, disc + 1e-300), cosT));
+        // rotated by theta about Z', minus the unconstrained, back out
+        const double f0x = r0x * cosT - r0y * sinT - c0x, f0y = r0x * sinT + r0y * cosT - c0y, f0z = r0z - c0z;
+        const double f1x = r1x * cosT - r1y * sinT - c1x, f1y = r1x * sinT + r1y * cosT - c1y, f1z = r1z - c1z;
+        const double f2x = r2x * cosT - r2y * sinT - c2x, f2y = r2x * sinT + r2y * cosT - c2y, f2z = r2z - c2z;
+        w.d[0][0][k] = xx * f0x + yx * f0y + zx * f0z;
+        w.d[0][1][k] = xy * f0x + yy * f0y + zy * f0z;
+        w.d[0][2][k] = xz * f0x + yz * f0y + zz * f0z;
+        w.d[1][0][k] = xx * f1x + yx * f1y + zx * f1z;
+        w.d[1][1][k] = xy * f1x + yy * f1y + zy * f1z;
+        w.d[1][2][k] = xz * f1x + yz * f1y + zz * f1z;
+        w.d[2][0][k] = xx * f2x + yx * f2y + zx * f2z;
+        w.d[2][1][k] = xy * f2x + yy * f2y + zy * f2z;
+        w.d[2][2][k] = xz * f2x + yz * f2y + zz * f2z;
+        w.old[0][0][k] = o0x;
+        w.old[0][1][k] = o0y;
+        w.old[0][2][k] = o0z;
+        w.old[1][0][k] = o1x;
+        w.old[1][1][k] = o1y;
+        w.old[1][2][k] = o1z;
+        w.old[2][0][k] = o2x;
+        w.old[2][1][k] = o2y;
+        w.old[2][2][k] = o2z;
+    }
+}
+
 } // namespace
 
 SettleSet::SettleSet(const std::vector<Settle>& settles, const std::vector<real>& invMass, int numAtoms,
@@ -219,18 +344,24 @@ void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std
             // on every term (it may alias the positions for the compiler)
             double       vir[3][3] = {};
             const size_t begin = settles_.size() * t / nt, end = settles_.size() * (t + 1) / nt;
-            for (size_t k = begin; k < end; k++)
+            // blocks of up to c_settleBlock waters of one parameter set:
+            // gathered (minimum images in double), solved by the
+            // vectorised block, scattered in water order
+            SettleBlock block;
+            size_t      members[c_settleBlock];
+            for (size_t k = begin; k < end && !vectorised_; k++)
             {
-                const Settle&           s = settles_[k];
-                const SettleParameters& p = params_[paramIndex_[k]];
-                const int               atoms[3] = { s.o, s.h1, s.h2 };
-                const DVec              xo = DVec(x[s.o]), xpo = DVec(xprime[s.o]);
+                // the plain twin: one water at a time, with branches
+                const Settle&           st = settles_[k];
+                const SettleParameters& p  = params_[paramIndex_[k]];
+                const int               atoms[3] = { st.o, st.h1, st.h2 };
+                const DVec              xo = DVec(x[st.o]), xpo = DVec(xprime[st.o]);
                 DVec                    old[3], now[3], disp[3];
-                relativeToCom(p, pbc.dx(DVec(x[s.h1]), xo), pbc.dx(DVec(x[s.h2]), xo), old);
-                relativeToCom(p, pbc.dx(DVec(xprime[s.h1]), xpo), pbc.dx(DVec(xprime[s.h2]), xpo), now);
+                relativeToCom(p, pbc.dx(DVec(x[st.h1]), xo), pbc.dx(DVec(x[st.h2]), xo), old);
+                relativeToCom(p, pbc.dx(DVec(xprime[st.h1]), xpo), pbc.dx(DVec(xprime[st.h2]), xpo), now);
                 if (!settleDisplacements(p, old, now, disp))
                 {
-                    throw ConstraintError("SETTLE cannot make " + waterName(s, names)
+                    throw ConstraintError("SETTLE cannot make " + waterName(st, names)
                                           + " rigid: it collapsed or rotated too far in one step. The system is unstable: "
                                             "check the time step, the starting structure and the forces.");
                 }
@@ -250,6 +381,55 @@ void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std
                         }
                     }
                 }
+            }
+            for (size_t k0 = begin; k0 < end && vectorised_;)
+            {
+                const int pi = paramIndex_[k0];
+                int       n  = 0;
+                for (; n < c_settleBlock && k0 + n < end && paramIndex_[k0 + n] == pi; n++)
+                {
+                    const size_t  k  = k0 + n;
+                    const Settle& st = settles_[k];
+                    const DVec    xo = DVec(x[st.o]), xpo = DVec(xprime[st.o]);
+                    const DVec    b = pbc.dx(DVec(x[st.h1]), xo), c = pbc.dx(DVec(x[st.h2]), xo);
+                    const DVec    bp = pbc.dx(DVec(xprime[st.h1]), xpo), cp = pbc.dx(DVec(xprime[st.h2]), xpo);
+                    block.bx[n] = b.x, block.by[n] = b.y, block.bz[n] = b.z;
+                    block.cx[n] = c.x, block.cy[n] = c.y, block.cz[n] = c.z;
+                    block.bpx[n] = bp.x, block.bpy[n] = bp.y, block.bpz[n] = bp.z;
+                    block.cpx[n] = cp.x, block.cpy[n] = cp.y, block.cpz[n] = cp.z;
+                    members[n] = k;
+                }
+                const SettleParameters& p = params_[pi];
+                settleBlock(p, block, n);
+                const double m[3] = { p.mO, p.mH, p.mH };
+                for (int l = 0; l < n; l++)
+                {
+                    const Settle& st = settles_[members[l]];
+                    if (!(block.ok[l] > 0))
+                    {
+                        throw ConstraintError("SETTLE cannot make " + waterName(st, names)
+                                              + " rigid: it collapsed or rotated too far in one step. The system is "
+                                                "unstable: check the time step, the starting structure and the forces.");
+                    }
+                    const int atoms[3] = { st.o, st.h1, st.h2 };
+                    for (int a = 0; a < 3; a++)
+                    {
+                        const DVec disp(block.d[a][0][l], block.d[a][1][l], block.d[a][2][l]);
+                        xprime[atoms[a]] = RVec(DVec(xprime[atoms[a]]) + disp);
+                        if (v)
+                        {
+                            (*v)[atoms[a]] += RVec(disp * (1 / dt));
+                        }
+                        for (int r = 0; r < 3; r++)
+                        {
+                            for (int c = 0; c < 3; c++)
+                            {
+                                vir[r][c] -= 0.5 * block.old[a][r][l] * m[a] * disp[c];
+                            }
+                        }
+                    }
+                }
+                k0 += n;
             }
             for (int r = 0; r < 3; r++)
             {

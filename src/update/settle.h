@@ -52,6 +52,9 @@ public:
 
     void apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std::vector<RVec>* v, double dt,
                const Pbc& pbc, Matrix3* virial, const AtomNames& names) const;
+    /* true (default): blocks of waters through the branch-free,
+     * vectorised solution; false: the plain twin, one water at a time. */
+    void   setVectorised(bool on) { vectorised_ = on; }
     void   projectVelocities(const std::vector<RVec>& x, std::vector<RVec>& v, const Pbc& pbc) const;
     double maxRelativeDeviation(const std::vector<RVec>& x, const Pbc& pbc) const;
 
@@ -59,6 +62,7 @@ private:
     std::vector<Settle>           settles_;
     std::vector<int>              paramIndex_; // per settle, into params_
     std::vector<SettleParameters> params_;
+    bool                          vectorised_ = true;
 };
 
 } // namespace putmd::constraint_detail

@@ -13,6 +13,7 @@
 
 #include "core/units.h"
 #include "update/constraints.h"
+#include "update/settle.h"
 
 namespace putmd
 {
@@ -369,6 +370,62 @@ bool isSplit(const TestSystem& s)
         }
     }
     return false;
+}
+
+TEST(Settle, VectorisedBlocksMatchThePlainTwin)
+{
+    // 21 waters (two full blocks of 8 and a part block), many split over
+    // the faces of the triclinic box, perturbed by 0.01 nm
+    std::mt19937 rng(17);
+    TestSystem   s;
+    std::uniform_real_distribution<double> u(0, 1);
+    const Matrix3& b = s.box.vectors();
+    for (int w = 0; w < 21; w++)
+    {
+        // near a corner or face for one in three, anywhere otherwise
+        const double f[3] = { w % 3 == 0 ? 0.995 : u(rng), w % 3 == 0 ? 0.01 : u(rng), u(rng) };
+        addWater(s, b.row(0) * f[0] + b.row(1) * f[1] + b.row(2) * f[2], rng);
+    }
+    s.wrap();
+    const auto xp = perturbed(s.x, 0.01, 5);
+    const constraint_detail::AtomNames names(s.top);
+    constraint_detail::SettleSet       set(s.top.settles, s.invMass(), s.top.numAtoms, names);
+    const Pbc                          pbc(s.box);
+    auto run = [&](bool vectorised, std::vector<RVec>& x, std::vector<RVec>& v, Matrix3& virial) {
+        set.setVectorised(vectorised);
+        x = xp;
+        v.assign(xp.size(), RVec(0.5, -0.25, 1.0));
+        set.apply(s.x, x, &v, dt, pbc, &virial, names);
+    };
+    std::vector<RVec> xPlain, vPlain, xFast, vFast;
+    Matrix3           virPlain, virFast;
+    run(false, xPlain, vPlain, virPlain);
+    run(true, xFast, vFast, virFast);
+    EXPECT_LT(maxDeviation(s, xFast), 1e-10);
+    double worstX = 0, worstV = 0, moved = 0;
+    for (size_t i = 0; i < xp.size(); i++)
+    {
+        worstX = std::max(worstX, double(norm(xFast[i] - xPlain[i])));
+        worstV = std::max(worstV, double(norm(vFast[i] - vPlain[i])));
+        moved  = std::max(moved, double(norm(xPlain[i] - xp[i])));
+    }
+    ASSERT_GT(moved, 1e-3);
+    // the same double arithmetic in another order
+    EXPECT_LT(worstX, 1e-12 * 4);
+    EXPECT_LT(worstV, 1e-12 * 4 / dt);
+    double scale = 0;
+    for (int r = 0; r < 3; r++)
+    {
+        scale = std::max(scale, std::abs(virPlain(r, r)));
+    }
+    ASSERT_GT(scale, 0);
+    for (int r = 0; r < 3; r++)
+    {
+        for (int c = 0; c < 3; c++)
+        {
+            EXPECT_NEAR(virFast(r, c), virPlain(r, c), 1e-9 * scale) << r << c;
+        }
+    }
 }
 
 TEST(Shake, SatisfiesConstraintsOfSplitMoleculesToTolerance)
