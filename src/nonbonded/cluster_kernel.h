@@ -62,6 +62,10 @@ struct ClusterKernelInput
     const float*   x = nullptr, *y = nullptr, *z = nullptr, *q = nullptr; // per slot, 64-byte aligned
     const int32_t* type = nullptr;
     const float*   ljA = nullptr, *ljB = nullptr; // per slot, with a combination rule
+    /* Per cluster: 0 when none of its atoms has Lennard-Jones with any type
+     * (a pair with such a cluster has none); null: every cluster has. The
+     * SIMD kernel skips the Lennard-Jones arithmetic for those pairs. */
+    const uint8_t* clusterLJ = nullptr;
     const float*   shift = nullptr; // 27 x 3
     const ClusterPairI* iEntries = nullptr;
     const ClusterPairJ* jEntries = nullptr;

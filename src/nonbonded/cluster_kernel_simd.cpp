@@ -72,6 +72,21 @@ HWY_INLINE V estrin16(const V* c, V t)
     return hn::MulAdd(hn::MulAdd(q3, t4, q2), t8, hn::MulAdd(q1, t4, q0));
 }
 
+/* The same for at most 13 coefficients (degree 12, what the fit needs for
+ * the usual beta rc ~ 3.1): 12 multiply-adds and 3 products instead of 15
+ * and 3; the force-only kernel uses it when the series is that short. */
+template<class V>
+HWY_INLINE V estrin13(const V* c, V t)
+{
+    const V t2 = hn::Mul(t, t), t4 = hn::Mul(t2, t2), t8 = hn::Mul(t4, t4);
+    const V p0 = hn::MulAdd(c[1], t, c[0]), p1 = hn::MulAdd(c[3], t, c[2]);
+    const V p2 = hn::MulAdd(c[5], t, c[4]), p3 = hn::MulAdd(c[7], t, c[6]);
+    const V p4 = hn::MulAdd(c[9], t, c[8]), p5 = hn::MulAdd(c[11], t, c[10]);
+    const V q0 = hn::MulAdd(p1, t2, p0), q1 = hn::MulAdd(p3, t2, p2);
+    const V q2 = hn::MulAdd(p5, t2, p4);
+    return hn::MulAdd(hn::MulAdd(c[12], t4, q2), t8, hn::MulAdd(q1, t4, q0));
+}
+
 /* The four i-atoms' values of cluster ci, each repeated for the four
  * j-lanes (lane 4 ii + jj), plus an offset (the image shift). */
 template<typename T>
@@ -97,7 +112,9 @@ HWY_INLINE void maskLaneBits(DI di, hn::Vec<DI> (&bits)[R])
     }
 }
 
-template<bool kEwald, bool kForceSwitch, bool kEnergies, ClusterLjComb kComb>
+/* kShortSeries: the Ewald force series has at most 13 coefficients
+ * (estrin13); otherwise 16 (estrin16). */
+template<bool kEwald, bool kForceSwitch, bool kEnergies, ClusterLjComb kComb, bool kShortSeries>
 void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKernelOutput& out)
 {
     const hn::ScalableTag<float>   d;
@@ -143,6 +160,7 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
     float* HWY_RESTRICT fyA = out.fy;
     float* HWY_RESTRICT fzA = out.fz;
     const ClusterPairJ* HWY_RESTRICT jList = in.jEntries;
+    const uint8_t* HWY_RESTRICT ljOfCluster = in.clusterLJ;
 
     VI laneBit[R];
     maskLaneBits(di, laneBit);
@@ -188,6 +206,7 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             fix[r] = fiy[r] = fiz[r] = hn::Zero(d);
         }
         V vcAcc = hn::Zero(d), vlAcc = hn::Zero(d);
+        const bool iLJ = ljOfCluster == nullptr || ljOfCluster[e.ci] != 0;
         auto overlapMask = hn::Lt(hn::Zero(d), hn::Zero(d));
 
         for (int p = e.jBegin; p < e.jEnd; p++)
@@ -208,6 +227,7 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
                 bj = hn::LoadDup128(d, ljBA + sj);
             }
             const VI maskBits = hn::Set(di, static_cast<int32_t>(je.mask));
+            const bool doLJ   = iLJ && (ljOfCluster == nullptr || ljOfCluster[je.cj] != 0);
             V fjx = hn::Zero(d), fjy = hn::Zero(d), fjz = hn::Zero(d);
             for (int r = 0; r < R; r++)
             {
@@ -225,7 +245,7 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
                 if constexpr (kEwald)
                 {
                     const V t  = hn::MulSub(r2, tScale, one);
-                    const V hF = hn::IfThenElseZero(m, estrin16(fCoef, t));
+                    const V hF = hn::IfThenElseZero(m, kShortSeries ? estrin13(fCoef, t) : estrin16(fCoef, t));
                     fscal      = hn::Mul(qq, hn::MulSub(rinv, rinv2, hF));
                     if constexpr (kEnergies)
                     {
@@ -241,7 +261,20 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
                         vcAcc = hn::MulAdd(qq, hn::Add(rinv, hn::IfThenElseZero(m, hn::MulSub(kRf, r2, cRf))), vcAcc);
                     }
                 }
-                // Lennard-Jones
+                // Lennard-Jones (none when either cluster has none: the
+                // lists put such j-clusters first, so this branch goes the
+                // same way for long runs)
+                if (!doLJ)
+                {
+                    const V fx = hn::Mul(fscal, dx), fy = hn::Mul(fscal, dy), fz = hn::Mul(fscal, dz);
+                    fix[r] = hn::Add(fix[r], fx);
+                    fiy[r] = hn::Add(fiy[r], fy);
+                    fiz[r] = hn::Add(fiz[r], fz);
+                    fjx    = hn::Add(fjx, fx);
+                    fjy    = hn::Add(fjy, fy);
+                    fjz    = hn::Add(fjz, fz);
+                    continue;
+                }
                 auto mv    = m;
                 V    rinvV = rinv, rinvV2 = rinv2;
                 if (vdwShorter)
@@ -348,15 +381,19 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
     }
 }
 
-template<bool kEwald, bool kForceSwitch, bool kEnergies>
+template<bool kEwald, bool kForceSwitch, bool kEnergies, bool kShortSeries = false>
 void withComb(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKernelOutput& out)
 {
     switch (k.comb)
     {
-        case ClusterLjComb::Matrix: kernel<kEwald, kForceSwitch, kEnergies, ClusterLjComb::Matrix>(k, in, out); break;
-        case ClusterLjComb::Geometric: kernel<kEwald, kForceSwitch, kEnergies, ClusterLjComb::Geometric>(k, in, out); break;
+        case ClusterLjComb::Matrix:
+            kernel<kEwald, kForceSwitch, kEnergies, ClusterLjComb::Matrix, kShortSeries>(k, in, out);
+            break;
+        case ClusterLjComb::Geometric:
+            kernel<kEwald, kForceSwitch, kEnergies, ClusterLjComb::Geometric, kShortSeries>(k, in, out);
+            break;
         case ClusterLjComb::LorentzBerthelot:
-            kernel<kEwald, kForceSwitch, kEnergies, ClusterLjComb::LorentzBerthelot>(k, in, out);
+            kernel<kEwald, kForceSwitch, kEnergies, ClusterLjComb::LorentzBerthelot, kShortSeries>(k, in, out);
             break;
     }
 }
@@ -364,7 +401,20 @@ void withComb(const ClusterKernelSetup& k, const ClusterKernelInput& in, Cluster
 template<bool kEwald, bool kForceSwitch>
 void withEnergies(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKernelOutput& out)
 {
-    k.energies ? withComb<kEwald, kForceSwitch, true>(k, in, out) : withComb<kEwald, kForceSwitch, false>(k, in, out);
+    // the force-only Ewald kernels (every step but energy steps) with the
+    // shorter Estrin scheme when the series allows
+    if (k.energies)
+    {
+        withComb<kEwald, kForceSwitch, true>(k, in, out);
+    }
+    else if (kEwald && k.ewald.force.size() <= 13)
+    {
+        withComb<kEwald, kForceSwitch, false, kEwald>(k, in, out);
+    }
+    else
+    {
+        withComb<kEwald, kForceSwitch, false>(k, in, out);
+    }
 }
 
 void ClusterKernelSimd(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKernelOutput& out)

@@ -129,10 +129,35 @@ void ClusterNonbonded::build(const Topology& top, const Box& box, const std::vec
     std::vector<ClusterPairJ>().swap(innerJ_);
     grid_.build(box, x, true);
     list_.search(grid_, box, rlist, top, true, numThreads_);
+    markLennardJonesClusters(top);
+    list_.partitionJ(clusterLJ_, numThreads_);
     numAtomPairs_        = list_.numAtomPairs();
     pendingPairs_        = false;
     setupFor_            = nullptr; // the slots changed: types again
     computesSinceSearch_ = 0;
+}
+
+void ClusterNonbonded::markLennardJonesClusters(const Topology& top)
+{
+    const int         nt = top.numLjTypes;
+    std::vector<bool> typeLJ(nt, false);
+    for (int a = 0; a < nt; a++)
+    {
+        for (int b = 0; b < nt; b++)
+        {
+            typeLJ[a] = typeLJ[a] || top.c6[size_t(a) * nt + b] != 0 || top.c12[size_t(a) * nt + b] != 0;
+        }
+    }
+    const int nc = grid_.numClusters();
+    clusterLJ_.assign(nc, 0);
+    for (int slot = 0; slot < nc * c_clusterSize; slot++)
+    {
+        const int a = grid_.atomOfSlot()[slot];
+        if (a >= 0 && typeLJ[top.ljType[a]])
+        {
+            clusterLJ_[slot / c_clusterSize] = 1;
+        }
+    }
 }
 
 void ClusterNonbonded::prune()
@@ -321,6 +346,8 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
     {
         grid_.build(box, x, false);
         list_.fromPairs(grid_, pairStart_, pairJ_);
+        markLennardJonesClusters(top);
+        list_.partitionJ(clusterLJ_, numThreads_);
         pendingPairs_        = false;
         computesSinceSearch_ = 0;
         setupFor_     = nullptr;
@@ -370,6 +397,7 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
         ClusterKernelInput in;
         in.x = x_.data(), in.y = y_.data(), in.z = z_.data(), in.q = q_.data(), in.type = type_.data();
         in.ljA = ljA_.data(), in.ljB = ljB_.data();
+        in.clusterLJ = clusterLJ_.data();
         in.shift    = shift_;
         in.iEntries = ie.data();
         in.jEntries = jList.data();

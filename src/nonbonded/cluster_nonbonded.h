@@ -107,6 +107,8 @@ private:
     void prepareSetup(const Topology& top, const InteractionConst& ic);
     void fillCoordinates(const Box& box, const std::vector<Vec3<real>>& x);
     void prune();
+    /* clusterLJ_: whether each cluster has an atom with Lennard-Jones. */
+    void markLennardJonesClusters(const Topology& top);
     [[noreturn]] void reportOverlap(const Topology& top);
 
     ClusterKernelKind  kind_;
@@ -118,6 +120,7 @@ private:
     size_t             numAtomPairs_          = 0;
     ClusterGrid        grid_;
     ClusterPairList    list_;
+    std::vector<uint8_t> clusterLJ_; // per cluster (see ClusterKernelInput)
     double             rlistInner_    = 0;
     int                pruneInterval_ = 0;
     long               computesSinceSearch_ = 0;

@@ -388,6 +388,34 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
     compact();
 }
 
+void ClusterPairList::partitionJ(const std::vector<uint8_t>& last, int numThreads)
+{
+    const int ni = static_cast<int>(i_.size());
+    const int nt = std::max(1, std::min(numThreads, ni / 64 + 1));
+#pragma omp parallel num_threads(nt)
+    {
+        std::vector<ClusterPairJ> later;
+#pragma omp for schedule(static)
+        for (int ie = 0; ie < ni; ie++)
+        {
+            later.clear();
+            int out = i_[ie].jBegin;
+            for (int k = i_[ie].jBegin; k < i_[ie].jEnd; k++)
+            {
+                if (last[j_[k].cj])
+                {
+                    later.push_back(j_[k]);
+                }
+                else
+                {
+                    j_[out++] = j_[k];
+                }
+            }
+            std::copy(later.begin(), later.end(), j_.begin() + out);
+        }
+    }
+}
+
 void ClusterPairList::fromPairs(const ClusterGrid& grid, const std::vector<int>& start, const std::vector<int>& j)
 {
     const int   nc     = grid.numClusters();

@@ -58,6 +58,12 @@ public:
      * atom indices of the grid's atoms, no shifts. */
     void fromPairs(const ClusterGrid& grid, const std::vector<int>& start, const std::vector<int>& j);
 
+    /* Reorders each i-entry's j-clusters: those with last[cj] == 0 first,
+     * then the others, each part in its former order (the kernels skip
+     * Lennard-Jones for j-clusters without it, and the branch is then
+     * taken the same way along an entry). Threads over the entries. */
+    void partitionJ(const std::vector<uint8_t>& last, int numThreads = 1);
+
     const std::vector<ClusterPairI>& iEntries() const { return i_; }
     const std::vector<ClusterPairJ>& jEntries() const { return j_; }
     /* Atom pairs with their mask bit set. */

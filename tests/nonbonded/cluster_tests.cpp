@@ -9,7 +9,9 @@
 #include <cmath>
 
 #include "nonbonded/cell_grid.h"
+#include "nonbonded/cluster_grid.h"
 #include "nonbonded/cluster_nonbonded.h"
+#include "nonbonded/cluster_pair_list.h"
 #include "nonbonded/interaction_const.h"
 #include "nonbonded/pair_list.h"
 #include "nonbonded/reference_kernel.h"
@@ -213,6 +215,48 @@ TEST(ClusterNonbonded, ThreadsGiveReproducibleResultsAndTheVirialOfThePairList)
             }
         }
     }
+}
+
+TEST(ClusterPairList, PartitionPutsUnflaggedJClustersFirstInOrder)
+{
+    const System s = load("water-spce-3k");
+    ClusterGrid  grid;
+    grid.build(s.in.coordinates.box, s.x, true);
+    ClusterPairList list;
+    list.search(grid, s.in.coordinates.box, 1.1, s.in.topology, true, 2);
+    const std::vector<ClusterPairI> iBefore = list.iEntries();
+    const std::vector<ClusterPairJ> jBefore = list.jEntries();
+    std::vector<uint8_t>            flag(grid.numClusters());
+    for (size_t c = 0; c < flag.size(); c++)
+    {
+        flag[c] = c % 3 == 1 ? 0 : 1;
+    }
+    list.partitionJ(flag, 3);
+    ASSERT_EQ(list.iEntries().size(), iBefore.size());
+    const auto& j     = list.jEntries();
+    int         moved = 0;
+    for (size_t ie = 0; ie < iBefore.size(); ie++)
+    {
+        // expected: the unflagged entries in their order, then the flagged
+        std::vector<std::pair<int, uint32_t>> expect, got;
+        for (int pass : { 0, 1 })
+        {
+            for (int k = iBefore[ie].jBegin; k < iBefore[ie].jEnd; k++)
+            {
+                if (flag[jBefore[k].cj] == pass)
+                {
+                    expect.push_back({ jBefore[k].cj, jBefore[k].mask });
+                }
+            }
+        }
+        for (int k = iBefore[ie].jBegin; k < iBefore[ie].jEnd; k++)
+        {
+            got.push_back({ j[k].cj, j[k].mask });
+            moved += j[k].cj != jBefore[k].cj;
+        }
+        ASSERT_EQ(got, expect) << "i-entry " << ie;
+    }
+    EXPECT_GT(moved, 0);
 }
 
 TEST(ClusterNonbonded, ExplicitPairListsGiveTheSameForcesAsThePairList)
