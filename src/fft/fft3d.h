@@ -10,13 +10,16 @@
  * grids of the shipped systems) and on 2 cores ran the transform pair of a
  * 60^3 grid 2.5 times as fast (1.05 -> 0.41 ms, 2 threads). A measured plan
  * can differ between processes, so two runs may then differ in the last
- * bits; within one process FFTW's wisdom gives the same plan again. MD runs
+ * bits. The measured planning is done three times and the fastest pair of
+ * plans kept (fft3d.cpp). Plans are made when the thread count is set, or
+ * at the first transform. MD runs
  * measure unless PUTMD_FFTW_PLAN=estimate (fftPlanningFromEnvironment).
  */
 #pragma once
 
 #include <complex>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/real.h"
@@ -29,6 +32,13 @@ enum class FftPlanning { Estimate, Measure };
 /* PUTMD_FFTW_PLAN: unset or "measure" -> Measure, "estimate" -> Estimate;
  * anything else is an InputError naming the valid values. */
 FftPlanning fftPlanningFromEnvironment();
+
+/* The measured plans this process chose (by grid size and threads) as one
+ * string, for the checkpoint; and the same given back to a continued run
+ * before it plans, so that it transforms exactly as the run it continues
+ * (false when the string is not such a record: the run then measures). */
+std::string chosenFftPlans();
+bool        useFftPlans(const std::string& record);
 
 class Fft3d
 {
@@ -45,14 +55,18 @@ public:
     void forward();  // real -> complex
     void backward(); // complex -> real (unnormalised)
 
-    /* FFTW's threads for both transforms (plans made again; with Measure
-     * this overwrites the data arrays). */
+    /* FFTW's threads for both transforms (plans made again now; the data
+     * arrays are kept). */
     void setNumThreads(int n);
     FftPlanning planning() const { return planning_; }
+    /* Planning for the next plans (those made already are dropped). */
+    void setPlanning(FftPlanning planning);
 
 private:
     void makePlans(int threads);
-    int                 threads_ = 0;
+    void destroyPlans();
+    int                 threads_        = 1;
+    int                 plannedThreads_ = 0;
     FftPlanning         planning_;
     int                 nx_, ny_, nz_;
     real*               real_    = nullptr;

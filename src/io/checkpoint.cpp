@@ -223,6 +223,7 @@ std::vector<std::byte> encodeCheckpoint(const Checkpoint& c)
         b.put(f.size);
         b.put(f.tailChecksum);
     }
+    b.str(c.fftPlans);
     Writer w;
     w.out.reserve(b.out.size() + 32);
     w.out.insert(w.out.end(), reinterpret_cast<const std::byte*>(kMagic), reinterpret_cast<const std::byte*>(kMagic) + 8);
@@ -250,9 +251,9 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
     }
     head.get<std::array<char, 8>>("the magic");
     const uint32_t version = head.get<uint32_t>("the version");
-    if (version != kCheckpointVersion)
+    if (version != kCheckpointVersion && version != 1)
     {
-        head.fail(fmt::format("it has format version {}, this putmd reads version {}", version, kCheckpointVersion));
+        head.fail(fmt::format("it has format version {}, this putmd reads versions 1 and {}", version, kCheckpointVersion));
     }
     const uint64_t length = head.get<uint64_t>("the body length");
     const size_t   start  = 20;
@@ -344,6 +345,10 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
         f.size         = r.get<uint64_t>("an output file size");
         f.tailChecksum = r.get<uint64_t>("an output file checksum");
         c.files.push_back(f);
+    }
+    if (version >= 2)
+    {
+        c.fftPlans = r.str("the FFT plans");
     }
     if (!r.atEnd())
     {

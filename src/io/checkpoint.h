@@ -18,7 +18,8 @@
  * i64 count), whether the outputs of `step` are already written (u32 0/1),
  * ranks and backend of the writer (i32, string: information only), and the
  * output files (u32 count; per file: name, size u64, FNV-1a 64 of its last
- * min(size, 1 MiB) bytes).
+ * min(size, 1 MiB) bytes); version 2 adds the FFT plans the run measured
+ * (string, see fft3d.h), so that a continuation transforms as it did.
  *
  * Nothing random is stored: thermostat and barostat noise comes from a
  * counter-based generator keyed by seed and step. Values are stored as
@@ -42,7 +43,7 @@
 namespace putmd
 {
 
-constexpr uint32_t kCheckpointVersion = 1;
+constexpr uint32_t kCheckpointVersion = 2; // version 1 (no FFT plans) is still read
 
 struct CheckpointOutputFile
 {
@@ -74,6 +75,7 @@ struct Checkpoint
     int32_t                  ranks = 1;
     std::string              backend;
     std::vector<CheckpointOutputFile> files;
+    std::string                       fftPlans; // version 2: the measured FFT plans (chosenFftPlans)
 };
 
 std::vector<std::byte> encodeCheckpoint(const Checkpoint& c);

@@ -58,6 +58,8 @@ public:
     /* Order 4 uses 4-wide SSE rows for spread and gather where the CPU has
      * them; false selects the plain loops (the reference twin, for tests). */
     void setSseRows(bool on) { sseRows_ = on; }
+    /* How the FFT is planned (fft3d.h); before setNumThreads, which plans. */
+    void setFftPlanning(FftPlanning planning) { fft_->setPlanning(planning); }
 
 private:
     struct Splines; // per-atom B-spline weights and derivatives

@@ -18,14 +18,21 @@ ForceCalculator::ForceCalculator(const Topology& top, const MdpOptions& mdp, con
     dispCorr_ = makeDispersionCorrection(top, ic_, mdp.dispCorr);
     if (mdp.coulombType == CoulombType::Pme)
     {
-        PmeParameters p = pmeParametersFor(box, mdp, ic_.ewaldCoeff, ic_.epsfac);
-        p.fftPlanning   = fftPlanningFromEnvironment();
-        pme_            = std::make_unique<Pme>(p);
+        const PmeParameters p = pmeParametersFor(box, mdp, ic_.ewaldCoeff, ic_.epsfac);
+        pme_                  = std::make_unique<Pme>(p);
         pmeGrid_              = p.gridSize;
     }
 }
 
 ForceCalculator::~ForceCalculator() = default;
+
+void ForceCalculator::setFftPlanning(FftPlanning planning)
+{
+    if (pme_)
+    {
+        pme_->setFftPlanning(planning);
+    }
+}
 
 void ForceCalculator::setNumThreads(int n)
 {

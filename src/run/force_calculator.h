@@ -19,6 +19,7 @@
 #include "core/energy_terms.h"
 #include "core/real.h"
 #include "core/vec.h"
+#include "fft/fft3d.h"
 #include "fft/pencil_fft.h"
 #include "io/mdp.h"
 #include "listed/listed.h"
@@ -85,6 +86,8 @@ public:
 
     /* Threads for the nonbonded kernel and PME spread/gather (one rank). */
     void setNumThreads(int n);
+    /* The PME FFT's planning (before setNumThreads, which plans). */
+    void setFftPlanning(FftPlanning planning);
 
     /* Domain decomposition: from now on compute() takes the home atoms'
      * coordinates (in the decomposition's home order) and gives their

@@ -127,6 +127,7 @@ void MdRun::writeCheckpointFile(long step, bool outputsWritten, const std::vecto
     c.stepOutputsWritten = outputsWritten;
     c.ranks              = comm_ ? comm_->size() : 1;
     c.backend            = comm_ ? comm::backendName(comm_->backend()) : "none";
+    c.fftPlans           = fftPlanning_ == FftPlanning::Measure ? chosenFftPlans() : std::string();
     for (const auto& f : outputFiles())
     {
         CheckpointOutputFile out;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "fft/fft3d.h"
 #include "io/checkpoint.h"
 #include "io/trajectory.h"
 #include "io/energy_file.h"
@@ -109,6 +110,7 @@ private:
 
     // checkpoints
     std::optional<Checkpoint> restart_;          // the checkpoint this run continues
+    FftPlanning               fftPlanning_ = FftPlanning::Estimate; // PME's FFT (set-up)
     long                      startStep_ = 0;
     bool                      skipFirstOutputs_ = false; // the first step's outputs are in the files already
     std::string               checkpointPath_;

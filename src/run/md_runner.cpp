@@ -180,6 +180,18 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     }
     checkpointPath_ = options_.deffnm + ".cpt";
     forces_->setTimers(&timers_);
+    // PME's FFT: measured plans on one rank (the default layout; several
+    // ranks would each measure their own), estimated otherwise; a
+    // continuation takes the plans the checkpointed run measured
+    const bool oneRank = !options_.comm || options_.comm->size() == 1;
+    fftPlanning_       = oneRank ? fftPlanningFromEnvironment() : FftPlanning::Estimate;
+    if (restarting && fftPlanning_ == FftPlanning::Measure && !restart_->fftPlans.empty()
+        && !useFftPlans(restart_->fftPlans))
+    {
+        settings_.notes.push_back("the checkpoint's FFT plans are not readable: measured again (the continuation "
+                                  "equals the run it continues to rounding, not bitwise)");
+    }
+    forces_->setFftPlanning(fftPlanning_);
     forces_->setNumThreads(options_.numThreads);
     tcGroup_ = settings_.groups.groupOfAtom;
     comm_    = options_.comm;
@@ -307,6 +319,12 @@ void MdRun::writeHeader()
                            "SETTLE and update; LINCS and SHAKE on one",
                            options_.numThreads, options_.threadChoice.empty() ? "-nt" : options_.threadChoice));
     log_->line("nonbonded kernel: " + forces_->kernelName() + " (PUTMD_SIMD=auto|reference|sse4|avx2|avx512)");
+    if (mdp_.coulombType == CoulombType::Pme)
+    {
+        log_->line(fftPlanning_ == FftPlanning::Measure
+                           ? "PME FFT plans: measured, fastest of three, kept in the checkpoint (PUTMD_FFTW_PLAN=measure|estimate)"
+                           : "PME FFT plans: estimated from the sizes (PUTMD_FFTW_PLAN=measure|estimate; one rank measures)");
+    }
     log_->line(fmt::format("cut-offs: rcoulomb {} nm ({}), rvdw {} nm ({}), DispCorr {}", mdp_.rcoulomb,
                            enumName(mdp_.coulombType), mdp_.rvdw, enumName(mdp_.vdwModifier), enumName(mdp_.dispCorr)));
     const auto g = forces_->pmeGrid();

@@ -36,8 +36,12 @@ p.add_argument("what")
 p.add_argument("args", nargs="*")
 args = p.parse_args()
 
+# PUTMD_FFTW_PLAN=estimate: the uninterrupted reference and the killed runs
+# are separate processes, and measured FFT plans may differ between two
+# processes (a continuation takes its checkpoint's plans, but the reference
+# measures its own); estimated plans are the same in every process.
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
+           OMPI_MCA_rmaps_base_oversubscribe="1", PUTMD_FFTW_PLAN="estimate")
 MDP = """integrator = md
 dt = 0.002
 tcoupl = v-rescale

@@ -153,6 +153,33 @@ TEST(Fft3dPlanning, MeasuredPlansGiveTheEstimatedTransform)
     EXPECT_LT(worst, 1e-5 * largest);
 }
 
+TEST(Fft3dPlanning, MeasuredPlansAreRecordedAndReusedBitwise)
+{
+    const int n[3] = { 20, 18, 16 };
+    auto      transform = [&]() {
+        Fft3d f(n[0], n[1], n[2], FftPlanning::Measure);
+        f.setNumThreads(1);
+        for (int i = 0; i < n[0] * n[1] * n[2]; i++)
+        {
+            f.realData()[i] = real(std::cos(0.21 * i));
+        }
+        f.forward();
+        return std::vector<std::complex<real>>(f.complexData(), f.complexData() + n[0] * n[1] * f.complexNz());
+    };
+    const auto        first  = transform();
+    const std::string record = chosenFftPlans();
+    EXPECT_NE(record.find("20 18 16 1 "), std::string::npos) << record.substr(0, 200);
+    // the same size again in this process: the recorded plans, bitwise
+    EXPECT_EQ(transform(), first);
+    // a record read back (as from a checkpoint) is taken; garbage is not
+    EXPECT_TRUE(useFftPlans(record));
+    EXPECT_EQ(chosenFftPlans(), record);
+    EXPECT_EQ(transform(), first);
+    EXPECT_FALSE(useFftPlans("20 18 16 1 999999\n(short)"));
+    EXPECT_FALSE(useFftPlans("not a record"));
+    EXPECT_TRUE(useFftPlans(""));
+}
+
 TEST(Fft3dPlanning, EnvironmentChoosesAndBadValuesAreNamed)
 {
     ::unsetenv("PUTMD_FFTW_PLAN");

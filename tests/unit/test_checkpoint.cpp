@@ -76,6 +76,7 @@ Checkpoint makeCheckpoint(uint64_t n, uint64_t seed = 1)
     c.ranks              = 4;
     c.backend            = "rma";
     c.files              = { { "run/md.log", 123456, 0x1111 }, { "run/md.edr", 98765, 0x2222 }, { "run/md.xtc", 0, 0 } };
+    c.fftPlans           = "60 60 60 2 14\n(fftw-3 wisdom)";
     return c;
 }
 
@@ -136,6 +137,7 @@ void expectBitIdentical(const Checkpoint& a, const Checkpoint& b)
     EXPECT_EQ(a.stepOutputsWritten, b.stepOutputsWritten);
     EXPECT_EQ(a.ranks, b.ranks);
     EXPECT_EQ(a.backend, b.backend);
+    EXPECT_EQ(a.fftPlans, b.fftPlans);
     ASSERT_EQ(a.files.size(), b.files.size());
     for (size_t k = 0; k < a.files.size(); k++)
     {
@@ -199,6 +201,8 @@ struct HandBody
     std::string                                 backend     = "p2p";
     uint32_t                                    fileCount   = 1;
     std::vector<CheckpointOutputFile>           files       = { { "md.edr", 100, 42 } };
+    std::string                                 fftPlans    = "42 42 42 2 5\n(abc)"; // version 2
+    uint32_t                                    formatVersion = kCheckpointVersion;
     Bytes                                       extra; // after the last field
 
     template<typename T>
@@ -264,6 +268,10 @@ struct HandBody
             put(b, f.size);
             put(b, f.tailChecksum);
         }
+        if (formatVersion >= 2)
+        {
+            putString(b, fftPlans);
+        }
         b.insert(b.end(), extra.begin(), extra.end());
         return b;
     }
@@ -277,7 +285,7 @@ struct HandBody
         {
             f.push_back(std::byte(ch));
         }
-        put(f, kCheckpointVersion);
+        put(f, formatVersion);
         put(f, uint64_t(body.size()));
         f.insert(f.end(), body.begin(), body.end());
         put(f, fnv1a64(body));
@@ -339,8 +347,20 @@ TEST(Checkpoint, HandBuiltBodyMatchesTheEncoderSoTheDocumentedLayoutIsTheFormat)
     c.ranks              = h.ranks;
     c.backend            = h.backend;
     c.files              = h.files;
+    c.fftPlans           = h.fftPlans;
     EXPECT_EQ(encodeCheckpoint(c), h.file());
     expectBitIdentical(c, decodeCheckpoint(h.file(), "hand.cpt"));
+}
+
+TEST(Checkpoint, VersionOneWithoutFftPlansIsStillRead)
+{
+    HandBody h;
+    h.formatVersion = 1;
+    const Checkpoint c = decodeCheckpoint(h.file(), "old.cpt");
+    EXPECT_EQ(c.step, h.step);
+    EXPECT_TRUE(c.fftPlans.empty());
+    ASSERT_EQ(c.files.size(), 1u);
+    EXPECT_EQ(c.files[0].name, "md.edr");
 }
 
 TEST(Checkpoint, EncoderRefusesArraysThatDoNotMatchTheAtomCount)
@@ -423,7 +443,7 @@ TEST(Checkpoint, WrongVersionIsRejectedNamingBothVersions)
     std::memcpy(f.data() + 8, &version, 4);
     const std::string msg = rejection(f);
     EXPECT_NE(msg.find("format version " + std::to_string(version)), std::string::npos) << msg;
-    EXPECT_NE(msg.find("reads version " + std::to_string(kCheckpointVersion)), std::string::npos) << msg;
+    EXPECT_NE(msg.find("reads versions 1 and " + std::to_string(kCheckpointVersion)), std::string::npos) << msg;
 }
 
 TEST(Checkpoint, TrailingGarbageIsRejected)
