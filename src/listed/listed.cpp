@@ -321,6 +321,51 @@ void shareOf(const std::vector<T>& all, int t, int n, std::vector<T>* part)
 
 } // namespace
 
+namespace
+{
+
+/* The lowest and highest atom index any interaction of l names (lo > hi
+ * when there is none): the other threads' force buffers are zeroed and
+ * summed over this range only (a protein's bonded atoms in a box of
+ * water are a small part of the system). */
+std::pair<int, int> listedAtomRange(const ListedInteractions& l)
+{
+    int  lo = std::numeric_limits<int>::max(), hi = -1;
+    auto span = [&](const auto& list) {
+        for (const auto& p : list)
+        {
+            for (int a : { p.i, p.j })
+            {
+                lo = std::min(lo, a);
+                hi = std::max(hi, a);
+            }
+            if constexpr (requires { p.k; })
+            {
+                lo = std::min(lo, p.k);
+                hi = std::max(hi, p.k);
+            }
+            if constexpr (requires { p.l; })
+            {
+                lo = std::min(lo, p.l);
+                hi = std::max(hi, p.l);
+            }
+        }
+    };
+    span(l.bonds);
+    span(l.g96Bonds);
+    span(l.angles);
+    span(l.g96Angles);
+    span(l.ureyBradley);
+    span(l.properDihedrals);
+    span(l.periodicImpropers);
+    span(l.impropers);
+    span(l.ryckaertBellemans);
+    span(l.pairs);
+    return { lo, hi };
+}
+
+} // namespace
+
 void ThreadedListed::compute(const ListedInteractions& l, const ListedSettings& settings, const std::vector<RVec>& x,
                              const Pbc& pbc, std::vector<RVec>& f, EnergyTerms& e, Matrix3* virial, int numThreads)
 {
@@ -348,6 +393,8 @@ void ThreadedListed::compute(const ListedInteractions& l, const ListedSettings& 
             shareOf(l.pairs, t, nt, &p.pairs);
         }
         splitOf_ = &l;
+        range_   = listedAtomRange(l);
+        forces_.clear();
     }
     forces_.resize(nt - 1);
     energies_.assign(nt, EnergyTerms());
@@ -361,7 +408,16 @@ void ThreadedListed::compute(const ListedInteractions& l, const ListedSettings& 
             std::vector<RVec>& buffer = t == 0 ? f : forces_[t - 1];
             if (t > 0)
             {
-                buffer.assign(x.size(), RVec());
+                // zero outside the listed atoms since it was sized; only
+                // their range is written and needs clearing
+                if (buffer.size() != x.size())
+                {
+                    buffer.assign(x.size(), RVec());
+                }
+                else if (range_.first <= range_.second)
+                {
+                    std::fill(buffer.begin() + range_.first, buffer.begin() + range_.second + 1, RVec());
+                }
             }
             computeListed(parts_[t], settings, x, pbc, buffer, energies_[t], virial ? &virials_[t] : nullptr);
         }
@@ -377,9 +433,9 @@ void ThreadedListed::compute(const ListedInteractions& l, const ListedSettings& 
             std::rethrow_exception(err);
         }
     }
-    const int n = static_cast<int>(x.size());
+    const int lo = range_.first, hi = std::min(range_.second, static_cast<int>(x.size()) - 1);
 #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int i = 0; i < n; i++)
+    for (int i = lo; i <= hi; i++)
     {
         for (int t = 1; t < nt; t++)
         {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <exception>
+#include <utility>
 #include <vector>
 
 #include "core/box.h"
@@ -54,6 +55,7 @@ private:
     std::vector<EnergyTerms>        energies_;
     std::vector<Matrix3>            virials_;
     std::vector<std::exception_ptr> failures_;
+    std::pair<int, int>             range_{ 0, -1 }; // atoms the interactions name (listedAtomRange)
 };
 
 } // namespace putmd
