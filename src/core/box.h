@@ -57,6 +57,7 @@ public:
 
     template<typename T>
     Vec3<T> dx(const Vec3<T>& xi, const Vec3<T>& xj) const; // xi - xj, minimum image
+    const Box& box() const { return box_; }
 
 private:
     Box  box_;

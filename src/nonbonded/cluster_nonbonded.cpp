@@ -470,8 +470,18 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
                       DVec(fshift[s][0], fshift[s][1], fshift[s][2]));
         }
     }
+    if (exclusionCorrections_ && (excludedFor_ != &top || excludedEpsfac_ != ic.epsfac
+                                  || excludedPairs_.numAtoms != top.numAtoms || excludedCount_ != top.exclusions.size()))
+    {
+        // the excluded pairs once per topology (not per step)
+        excludedPairs_  = ExcludedPairList::make(top, ic.epsfac);
+        excludedFor_    = &top;
+        excludedEpsfac_ = ic.epsfac;
+        excludedCount_  = top.exclusions.size();
+    }
     const double vexcl = exclusionCorrections_ ? exclusionCorrections(top, ic, Pbc(box), x, f, virial, -1, numThreads_,
-                                                                  setup_.coulomb == ClusterCoulomb::Ewald ? &setup_.ewald : nullptr)
+                                                                  setup_.coulomb == ClusterCoulomb::Ewald ? &setup_.ewald : nullptr,
+                                                                  &excludedPairs_)
                                            : 0.0;
     if (setup_.energies)
     {

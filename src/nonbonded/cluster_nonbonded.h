@@ -36,6 +36,7 @@
 #include "nonbonded/cluster_grid.h"
 #include "nonbonded/cluster_kernel.h"
 #include "nonbonded/cluster_pair_list.h"
+#include "nonbonded/exclusion_corrections.h"
 #include "nonbonded/interaction_const.h"
 #include "topology/topology.h"
 
@@ -121,6 +122,10 @@ private:
     ClusterGrid        grid_;
     ClusterPairList    list_;
     std::vector<uint8_t> clusterLJ_; // per cluster (see ClusterKernelInput)
+    ExcludedPairList     excludedPairs_; // for the excluded-pair corrections
+    const Topology*      excludedFor_    = nullptr;
+    double               excludedEpsfac_ = 0;
+    size_t               excludedCount_  = 0;
     double             rlistInner_    = 0;
     int                pruneInterval_ = 0;
     long               computesSinceSearch_ = 0;

@@ -86,10 +86,37 @@ void seriesCorrections(const EwaldCorrection& series, PairBatch& b)
 
 } // namespace
 
+ExcludedPairList ExcludedPairList::make(const Topology& top, double epsfac)
+{
+    ExcludedPairList l;
+    l.numAtoms = top.numAtoms;
+    for (int i = 0; i < top.numAtoms; i++)
+    {
+        l.chargeSquares += top.charge[i] * top.charge[i];
+        for (int e = top.exclusionStart[i]; e < top.exclusionStart[i + 1]; e++)
+        {
+            const int    j  = top.exclusions[e];
+            const double qq = epsfac * top.charge[i] * top.charge[j];
+            if (j > i && qq != 0)
+            {
+                l.i.push_back(i);
+                l.j.push_back(j);
+                l.qq.push_back(real(qq));
+            }
+        }
+    }
+    return l;
+}
+
 double exclusionCorrections(const Topology& top, const InteractionConst& ic, const Pbc& pbc,
                             const std::vector<Vec3<real>>& x, std::vector<Vec3<real>>& f, Matrix3* virial,
-                            int numSelfAtoms, int numThreads, const EwaldCorrection* series)
+                            int numSelfAtoms, int numThreads, const EwaldCorrection* series,
+                            const ExcludedPairList* pairs)
 {
+    if (pairs && (numSelfAtoms >= 0 || pairs->numAtoms != top.numAtoms))
+    {
+        pairs = nullptr; // the list covers the whole system's self terms
+    }
     const int numSelf = numSelfAtoms < 0 ? top.numAtoms : numSelfAtoms;
     using RVec         = Vec3<real>;
     const double rc2  = ic.rcoulomb * ic.rcoulomb;
@@ -113,7 +140,60 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
         const int begin = static_cast<int>(long(top.numAtoms) * t / nt);
         const int end   = static_cast<int>(long(top.numAtoms) * (t + 1) / nt);
         // gather: the pairs (i < j) inside the cut-off with charge
-        for (int i = begin; i < end; i++)
+        if (pairs)
+        {
+            // from the list: the pairs of this share's i-atoms, written
+            // every time and kept when inside the cut-off (no branch)
+            const int k0 = int(std::lower_bound(pairs->i.begin(), pairs->i.end(), begin) - pairs->i.begin());
+            const int k1 = int(std::lower_bound(pairs->i.begin(), pairs->i.end(), end) - pairs->i.begin());
+            for (auto* a : { &b.i, &b.j })
+            {
+                a->resize(k1 - k0);
+            }
+            for (auto* a : { &b.qq, &b.dx, &b.dy, &b.dz, &b.r2 })
+            {
+                a->resize(k1 - k0);
+            }
+            // a rectangular box: the minimum image per dimension in the
+            // build's precision (rounding by adding and removing 1.5 * 2^23
+            // or 2^52: exact for the fractions of a box met here)
+            const bool     rectangular = !pbc.box().isTriclinic();
+            const Matrix3& bv          = pbc.box().vectors();
+            const real     len[3]      = { real(bv(0, 0)), real(bv(1, 1)), real(bv(2, 2)) };
+            const real     inv[3]      = { real(1 / bv(0, 0)), real(1 / bv(1, 1)), real(1 / bv(2, 2)) };
+            constexpr real magic       = sizeof(real) == 4 ? real(12582912.0) : real(6755399441055744.0);
+            int            n           = 0;
+            for (int k = k0; k < k1; k++)
+            {
+                const int i = pairs->i[k], j = pairs->j[k];
+                RVec      d;
+                if (rectangular)
+                {
+                    d = x[i] - x[j];
+                    for (int c = 0; c < 3; c++)
+                    {
+                        d[c] -= len[c] * ((d[c] * inv[c] + magic) - magic);
+                    }
+                }
+                else
+                {
+                    d = pbc.dx(x[i], x[j]);
+                }
+                const real r2 = norm2(d);
+                b.i[n] = i, b.j[n] = j, b.qq[n] = pairs->qq[k];
+                b.dx[n] = d.x, b.dy[n] = d.y, b.dz[n] = d.z, b.r2[n] = r2;
+                n += r2 < rc2;
+            }
+            for (auto* a : { &b.i, &b.j })
+            {
+                a->resize(n);
+            }
+            for (auto* a : { &b.qq, &b.dx, &b.dy, &b.dz, &b.r2 })
+            {
+                a->resize(n);
+            }
+        }
+        for (int i = begin; i < end && !pairs; i++)
         {
             if (i < numSelf)
             {
@@ -199,7 +279,7 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
             }
         }
     }
-    double v = 0, q2 = 0;
+    double v = 0, q2 = pairs ? pairs->chargeSquares : 0.0;
     for (const Share& sh : shares)
     {
         v += sh.v;

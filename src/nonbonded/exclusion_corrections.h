@@ -31,8 +31,25 @@ namespace putmd
  * kernels' fit of erf(beta r)/r and its derivative, ewald_correction.h,
  * covering the cut-off) the pairs are computed from it in single precision
  * instead of erf and exp, vectorised; the energy is summed in double. */
+struct ExcludedPairList;
 double exclusionCorrections(const Topology& top, const InteractionConst& ic, const Pbc& pbc,
                             const std::vector<Vec3<real>>& x, std::vector<Vec3<real>>& f, Matrix3* virial,
-                            int numSelfAtoms = -1, int numThreads = 1, const EwaldCorrection* series = nullptr);
+                            int numSelfAtoms = -1, int numThreads = 1, const EwaldCorrection* series = nullptr,
+                            const ExcludedPairList* pairs = nullptr);
+
+/* The excluded pairs (i < j) of a topology with a nonzero charge product,
+ * in order of i, made once (the topology's exclusion lists name each pair
+ * twice and pairs without charge): given to exclusionCorrections (for all
+ * atoms' self terms) it replaces the walk over the lists by one over these
+ * pairs; the results are the same. */
+struct ExcludedPairList
+{
+    std::vector<int>  i, j;
+    std::vector<real> qq;                  // epsfac q_i q_j
+    double            chargeSquares = 0;   // sum of q^2 over all atoms
+    int               numAtoms      = -1;
+
+    static ExcludedPairList make(const Topology& top, double epsfac);
+};
 
 } // namespace putmd

@@ -126,6 +126,20 @@ TEST(ExclusionCorrections, SeriesMatchesErfAndExp)
         }
         EXPECT_NEAR(eThreads, eSeries, 1e-9 * std::abs(eSeries)) << name;
         EXPECT_LT(largestDifference(fThreads, fSeries), 1e-6 * fmax) << name;
+        // the pair list made once (and the rectangular minimum image in
+        // float) instead of the walk over the exclusion lists: the same
+        const ExcludedPairList list = ExcludedPairList::make(s.in.topology, ic.epsfac);
+        EXPECT_GT(list.i.size(), s.in.topology.settles.size());
+        for (int threads : { 1, 3 })
+        {
+            std::vector<RVec> fList(s.x.size());
+            Matrix3           vList;
+            const double      eList = exclusionCorrections(s.in.topology, ic, pbc, s.x, fList, &vList, -1, threads, &series,
+                                                           &list);
+            EXPECT_NEAR(eList, eSeries, 1e-9 * std::abs(eSeries)) << name << " " << threads;
+            EXPECT_LT(largestDifference(fList, fSeries), 1e-6 * fmax) << name << " " << threads;
+            EXPECT_NEAR(vList(0, 0), vSeries(0, 0), 1e-6 * std::abs(vSeries(0, 0)) + 1e-6) << name;
+        }
     }
 }
 
