@@ -23,33 +23,21 @@ uint32_t occupied(const ClusterGrid& grid, int c)
     return m;
 }
 
-/* Branch-free binary searches along a column (clusters sorted by z, so
- * both their lower and upper z grow): the first cluster whose upper z
- * reaches zLow, and the first whose lower z is beyond zHigh. A column has
- * about 20 clusters and each search takes a few conditional moves instead
- * of unpredictable branches. */
-const ClusterBox* firstReaching(const ClusterBox* begin, const ClusterBox* end, float zLow)
+/* std::partition_point without branches: the first cluster of [begin,
+ * end) for which before() is false. Along a column (clusters sorted by z,
+ * so both their lower and upper z grow) it finds the z window of a search;
+ * a column has about 20 clusters and each search is a few conditional
+ * moves instead of unpredictable branches. */
+template<typename Before>
+const ClusterBox* partitionPoint(const ClusterBox* begin, const ClusterBox* end, Before before)
 {
     size_t len = end - begin;
     while (len > 0)
     {
         const size_t half = len / 2;
-        const bool   below = begin[half].upper[2] < zLow;
-        begin              = below ? begin + half + 1 : begin;
-        len                = below ? len - half - 1 : half;
-    }
-    return begin;
-}
-
-const ClusterBox* firstBeyond(const ClusterBox* begin, const ClusterBox* end, float zHigh)
-{
-    size_t len = end - begin;
-    while (len > 0)
-    {
-        const size_t half   = len / 2;
-        const bool   within = begin[half].lower[2] <= zHigh;
-        begin               = within ? begin + half + 1 : begin;
-        len                 = within ? len - half - 1 : half;
+        const bool   in   = before(begin[half]);
+        begin             = in ? begin + half + 1 : begin;
+        len               = in ? len - half - 1 : half;
     }
     return begin;
 }
@@ -223,8 +211,12 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
                         // column (its atoms are sorted by z)
                         const ClusterBox* colBegin = boxes.data() + std::max(ci, colStart[col]);
                         const ClusterBox* colEnd   = boxes.data() + std::max(std::max(ci, colStart[col]), colStart[col + 1]);
-                        const ClusterBox* first    = firstReaching(colBegin, colEnd, zLow);
-                        const ClusterBox* last     = firstBeyond(first, colEnd, zHigh);
+                        const ClusterBox* first    = partitionPoint(colBegin, colEnd, [zLow](const ClusterBox& b) {
+                            return b.upper[2] < zLow;
+                        });
+                        const ClusterBox* last = partitionPoint(first, colEnd, [zHigh](const ClusterBox& b) {
+                            return b.lower[2] <= zHigh;
+                        });
                         // branch-free: every candidate is written, and the
                         // end moves on only for those in reach (whether a
                         // bounding box is in reach is a coin toss for the

@@ -20,15 +20,16 @@ struct PairBatch
     std::vector<double> v; // energy per pair (float series or exact, stored in double)
     std::vector<float>  t, hf, hv; // the series' argument and values
 
-    void clear()
+    /* The gathered inputs (pair atoms, qq, displacement, r^2) to n pairs. */
+    void resize(size_t n)
     {
         for (auto* a : { &i, &j })
         {
-            a->clear();
+            a->resize(n);
         }
         for (auto* a : { &qq, &dx, &dy, &dz, &r2 })
         {
-            a->clear();
+            a->resize(n);
         }
     }
 };
@@ -136,7 +137,7 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
     {
         Share&                  sh    = shares[t];
         static thread_local PairBatch b;
-        b.clear();
+        b.resize(0);
         const int begin = static_cast<int>(long(top.numAtoms) * t / nt);
         const int end   = static_cast<int>(long(top.numAtoms) * (t + 1) / nt);
         // gather: the pairs (i < j) inside the cut-off with charge
@@ -146,14 +147,7 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
             // every time and kept when inside the cut-off (no branch)
             const int k0 = int(std::lower_bound(pairs->i.begin(), pairs->i.end(), begin) - pairs->i.begin());
             const int k1 = int(std::lower_bound(pairs->i.begin(), pairs->i.end(), end) - pairs->i.begin());
-            for (auto* a : { &b.i, &b.j })
-            {
-                a->resize(k1 - k0);
-            }
-            for (auto* a : { &b.qq, &b.dx, &b.dy, &b.dz, &b.r2 })
-            {
-                a->resize(k1 - k0);
-            }
+            b.resize(k1 - k0);
             // a rectangular box: the minimum image per dimension in the
             // build's precision (rounding by adding and removing 1.5 * 2^23
             // or 2^52: exact for the fractions of a box met here)
@@ -184,14 +178,7 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
                 b.dx[n] = d.x, b.dy[n] = d.y, b.dz[n] = d.z, b.r2[n] = r2;
                 n += r2 < rc2;
             }
-            for (auto* a : { &b.i, &b.j })
-            {
-                a->resize(n);
-            }
-            for (auto* a : { &b.qq, &b.dx, &b.dy, &b.dz, &b.r2 })
-            {
-                a->resize(n);
-            }
+            b.resize(n);
         }
         for (int i = begin; i < end && !pairs; i++)
         {

@@ -71,35 +71,16 @@ struct Pme::Splines
 namespace
 {
 
-/* B-spline weights in the build's precision: order 4 in closed form (the
- * cubic B-spline and its derivative), other orders by the recursion. */
-template<int P>
+/* B-spline weights of any order by the recursion (in double), stored in
+ * the build's precision; order 4 has its own vectorised loop below. */
 inline void splinesOf(double w, real* theta, real* dtheta, int order)
 {
-    if constexpr (P == 4)
+    double th[16], dth[16];
+    fillBspline(order, w, th, dth);
+    for (int j = 0; j < order; j++)
     {
-        // products with 1/6 rather than divisions (a division per weight
-        // was the spread's largest cost); 1/2 is exact either way
-        constexpr real sixth = real(1) / 6;
-        const real     x = real(w), om = 1 - x, x2 = x * x, x3 = x2 * x;
-        theta[0]  = om * om * om * sixth;
-        theta[1]  = (3 * x3 - 6 * x2 + 4) * sixth;
-        theta[2]  = (-3 * x3 + 3 * x2 + 3 * x + 1) * sixth;
-        theta[3]  = x3 * sixth;
-        dtheta[0] = -om * om * real(0.5);
-        dtheta[1] = (3 * x2 - 4 * x) * real(0.5);
-        dtheta[2] = (-3 * x2 + 2 * x + 1) * real(0.5);
-        dtheta[3] = x2 * real(0.5);
-    }
-    else
-    {
-        double th[16], dth[16];
-        fillBspline(order, w, th, dth);
-        for (int j = 0; j < order; j++)
-        {
-            theta[j]  = real(th[j]);
-            dtheta[j] = real(dth[j]);
-        }
+        theta[j]  = real(th[j]);
+        dtheta[j] = real(dth[j]);
     }
 }
 
@@ -169,9 +150,10 @@ inline void gatherAtomSse(const real* grid, const std::array<int, 3>& K, const i
 #endif
 
 /* Grid cells and order-4 weights of atoms [begin, end), one dimension per
- * pass: the arithmetic of pmeGridCell and splinesOf<4> as one vectorised
- * loop over the atoms (it was 40% of the spread one atom at a time), in
- * the build's precision throughout (as GROMACS's mixed precision). */
+ * pass: the arithmetic of pmeGridCell and the cubic B-spline in closed
+ * form as one vectorised loop over the atoms (it was 40% of the spread one
+ * atom at a time), in the build's precision throughout (as GROMACS's mixed
+ * precision); products with 1/6 rather than divisions. */
 PUTMD_PME_CLONES void splinesOrder4(const Vec3<real>* x, int begin, int end, const Matrix3& inv,
                                     const std::array<int, 3>& K, real* const theta[3], real* const dtheta[3],
                                     int* const index[3])
@@ -386,9 +368,7 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
             {
                 double    w  = 0;
                 const int iu = pmeGridCell(x[i], inv, d, K[d], &w);
-                real*     th = &s.theta[d][size_t(i) * p];
-                real*     dt = &s.dtheta[d][size_t(i) * p];
-                p == 4 ? splinesOf<4>(w, th, dt, p) : splinesOf<0>(w, th, dt, p);
+                splinesOf(w, &s.theta[d][size_t(i) * p], &s.dtheta[d][size_t(i) * p], p);
                 const int first = iu - p + 1;
                 s.index[d][i]   = first < 0 ? first + K[d] : first;
             }
