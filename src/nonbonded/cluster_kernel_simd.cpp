@@ -17,10 +17,16 @@
 #define HWY_TARGET_INCLUDE "nonbonded/cluster_kernel_simd.cpp"
 #include <hwy/foreach_target.h> // IWYU pragma: keep
 
+#include <type_traits>
+
 #include <hwy/aligned_allocator.h>
 #include <hwy/highway.h>
 
 #include "nonbonded/cluster_kernel.h"
+
+// the unit loops of the kernel must become straight-line code (registers,
+// not arrays on the stack); -O2 alone does not unroll them completely
+#define PUTMD_UNROLL _Pragma("GCC unroll 16")
 
 HWY_BEFORE_NAMESPACE();
 namespace putmd
@@ -209,142 +215,211 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
         const bool iLJ = ljOfCluster == nullptr || ljOfCluster[e.ci] != 0;
         auto overlapMask = hn::Lt(hn::Zero(d), hn::Zero(d));
 
-        for (int p = e.jBegin; p < e.jEnd; p++)
+        /* NJ j-entries at once: a cluster pair is one register on AVX-512,
+         * and its chain of dependent operations (distance, rsqrt, series,
+         * force, fold) is long; two independent chains side by side keep
+         * the floating-point pipes busy (one chain alone left about half of
+         * the cycles idle). Units u = j R + r, written stage by stage. */
+        auto pairs = [&](auto njTag, int p) HWY_ATTR __attribute__((always_inline))
         {
-            const ClusterPairJ je = jList[p];
-            const int          sj = je.cj * 4;
-            const V  xj = hn::LoadDup128(d, xA + sj), yj = hn::LoadDup128(d, yA + sj), zj = hn::LoadDup128(d, zA + sj);
-            const V  qj = hn::LoadDup128(d, qA + sj);
-            VI tj;
-            V  aj, bj;
-            if constexpr (kComb == ClusterLjComb::Matrix)
+            constexpr int NJ = decltype(njTag)::value;
+            constexpr int U  = NJ * R;
+            using M          = hn::Mask<decltype(d)>;
+            int  sj[NJ];
+            V    xj[NJ], yj[NJ], zj[NJ], qj[NJ], aj[NJ], bj[NJ];
+            VI   tj[NJ], maskBits[NJ];
+            bool doLJ = false;
+            PUTMD_UNROLL
+            for (int j = 0; j < NJ; j++)
             {
-                tj = hn::LoadDup128(di, typeA + sj);
+                const ClusterPairJ je = jList[p + j];
+                sj[j] = je.cj * 4;
+                xj[j] = hn::LoadDup128(d, xA + sj[j]);
+                yj[j] = hn::LoadDup128(d, yA + sj[j]);
+                zj[j] = hn::LoadDup128(d, zA + sj[j]);
+                qj[j] = hn::LoadDup128(d, qA + sj[j]);
+                if constexpr (kComb == ClusterLjComb::Matrix)
+                {
+                    tj[j] = hn::LoadDup128(di, typeA + sj[j]);
+                }
+                else
+                {
+                    aj[j] = hn::LoadDup128(d, ljAA + sj[j]);
+                    bj[j] = hn::LoadDup128(d, ljBA + sj[j]);
+                }
+                maskBits[j] = hn::Set(di, static_cast<int32_t>(je.mask));
+                // a pair without LJ computes it with zero parameters when
+                // its partner has: the skip is only a saving
+                doLJ = doLJ || (iLJ && (ljOfCluster == nullptr || ljOfCluster[je.cj] != 0));
+            }
+            V dx[U], dy[U], dz[U], r2[U], rinv[U], rinv2[U], qq[U], fscal[U];
+            M m[U];
+            PUTMD_UNROLL
+            for (int u = 0; u < U; u++)
+            {
+                const int j = u / R, r = u % R;
+                dx[u] = hn::Sub(xi[r], xj[j]);
+                dy[u] = hn::Sub(yi[r], yj[j]);
+                dz[u] = hn::Sub(zi[r], zj[j]);
+            }
+            PUTMD_UNROLL
+            for (int u = 0; u < U; u++)
+            {
+                r2[u] = hn::MulAdd(dx[u], dx[u], hn::MulAdd(dy[u], dy[u], hn::Mul(dz[u], dz[u])));
+            }
+            PUTMD_UNROLL
+            for (int u = 0; u < U; u++)
+            {
+                const int j = u / R, r = u % R;
+                const auto inList = hn::RebindMask(d, hn::TestBit(maskBits[j], laneBit[r]));
+                m[u]              = hn::And(inList, hn::Lt(r2[u], rc2));
+                overlapMask       = hn::Or(overlapMask, hn::And(m[u], hn::Lt(r2[u], eps)));
+                rinv[u]           = hn::ApproximateReciprocalSqrt(r2[u]);
+            }
+            PUTMD_UNROLL
+            for (int u = 0; u < U; u++)
+            {
+                rinv[u]  = hn::Mul(hn::Mul(rinv[u], half), hn::NegMulAdd(hn::Mul(r2[u], rinv[u]), rinv[u], three));
+                rinv[u]  = hn::IfThenElseZero(m[u], rinv[u]);
+                rinv2[u] = hn::Mul(rinv[u], rinv[u]);
+                qq[u]    = hn::Mul(qi[u % R], qj[u / R]);
+            }
+            if constexpr (kEwald)
+            {
+                V t[U];
+                PUTMD_UNROLL
+                for (int u = 0; u < U; u++)
+                {
+                    t[u] = hn::MulSub(r2[u], tScale, one);
+                }
+                PUTMD_UNROLL
+                for (int u = 0; u < U; u++)
+                {
+                    const V hF = hn::IfThenElseZero(m[u], kShortSeries ? estrin13(fCoef, t[u]) : estrin16(fCoef, t[u]));
+                    fscal[u]   = hn::Mul(qq[u], hn::MulSub(rinv[u], rinv2[u], hF));
+                }
+                if constexpr (kEnergies)
+                {
+                    PUTMD_UNROLL
+                    for (int u = 0; u < U; u++)
+                    {
+                        const V hV = hn::IfThenElseZero(m[u], hn::Add(estrin16(vCoef, t[u]), shEwald));
+                        vcAcc      = hn::MulAdd(qq[u], hn::Sub(rinv[u], hV), vcAcc);
+                    }
+                }
             }
             else
             {
-                aj = hn::LoadDup128(d, ljAA + sj);
-                bj = hn::LoadDup128(d, ljBA + sj);
+                PUTMD_UNROLL
+                for (int u = 0; u < U; u++)
+                {
+                    fscal[u] = hn::Mul(qq[u], hn::MulSub(rinv[u], rinv2[u], hn::IfThenElseZero(m[u], twoKrf)));
+                    if constexpr (kEnergies)
+                    {
+                        vcAcc = hn::MulAdd(qq[u], hn::Add(rinv[u], hn::IfThenElseZero(m[u], hn::MulSub(kRf, r2[u], cRf))), vcAcc);
+                    }
+                }
             }
-            const VI maskBits = hn::Set(di, static_cast<int32_t>(je.mask));
-            const bool doLJ   = iLJ && (ljOfCluster == nullptr || ljOfCluster[je.cj] != 0);
-            V fjx = hn::Zero(d), fjy = hn::Zero(d), fjz = hn::Zero(d);
-            for (int r = 0; r < R; r++)
+            // Lennard-Jones (none when every cluster here or the i-cluster
+            // has none: the lists put such j-clusters first, so this branch
+            // goes the same way for long runs)
+            if (doLJ)
             {
-                const V dx = hn::Sub(xi[r], xj), dy = hn::Sub(yi[r], yj), dz = hn::Sub(zi[r], zj);
-                const V r2 = hn::MulAdd(dx, dx, hn::MulAdd(dy, dy, hn::Mul(dz, dz)));
-                const auto inList = hn::RebindMask(d, hn::TestBit(maskBits, laneBit[r]));
-                const auto m      = hn::And(inList, hn::Lt(r2, rc2));
-                overlapMask       = hn::Or(overlapMask, hn::And(m, hn::Lt(r2, eps)));
-                V rinv = hn::ApproximateReciprocalSqrt(r2);
-                rinv   = hn::Mul(hn::Mul(rinv, half), hn::NegMulAdd(hn::Mul(r2, rinv), rinv, three));
-                rinv          = hn::IfThenElseZero(m, rinv);
-                const V rinv2 = hn::Mul(rinv, rinv);
-                const V qq    = hn::Mul(qi[r], qj);
-                V       fscal;
-                if constexpr (kEwald)
+                PUTMD_UNROLL
+                for (int u = 0; u < U; u++)
                 {
-                    const V t  = hn::MulSub(r2, tScale, one);
-                    const V hF = hn::IfThenElseZero(m, kShortSeries ? estrin13(fCoef, t) : estrin16(fCoef, t));
-                    fscal      = hn::Mul(qq, hn::MulSub(rinv, rinv2, hF));
-                    if constexpr (kEnergies)
+                    const int j = u / R, r = u % R;
+                    M         mv     = m[u];
+                    V         rinvV  = rinv[u], rinvV2 = rinv2[u];
+                    if (vdwShorter)
                     {
-                        const V hV = hn::IfThenElseZero(m, hn::Add(estrin16(vCoef, t), shEwald));
-                        vcAcc      = hn::MulAdd(qq, hn::Sub(rinv, hV), vcAcc);
+                        mv     = hn::And(m[u], hn::Lt(r2[u], rv2));
+                        rinvV  = hn::IfThenElseZero(mv, rinv[u]);
+                        rinvV2 = hn::Mul(rinvV, rinvV);
+                    }
+                    V c6, c12;
+                    if constexpr (kComb == ClusterLjComb::Matrix)
+                    {
+                        const VI idx = hn::Add(rowI[r], tj[j]);
+                        c6           = hn::GatherIndex(d, c6A, idx);
+                        c12          = hn::GatherIndex(d, c12A, idx);
+                    }
+                    else if constexpr (kComb == ClusterLjComb::Geometric)
+                    {
+                        c6  = hn::Mul(ai[r], aj[j]);
+                        c12 = hn::Mul(bi[r], bj[j]);
+                    }
+                    else
+                    {
+                        const V sig  = hn::Add(ai[r], aj[j]);
+                        const V sig2 = hn::Mul(sig, sig);
+                        const V sig6 = hn::Mul(hn::Mul(sig2, sig2), sig2);
+                        c6           = hn::Mul(hn::Mul(bi[r], bj[j]), sig6);
+                        c12          = hn::Mul(c6, sig6);
+                    }
+                    const V rinv6 = hn::Mul(hn::Mul(rinvV2, rinvV2), rinvV2);
+                    if constexpr (kForceSwitch)
+                    {
+                        const V rr  = hn::Mul(r2[u], rinvV);
+                        const V dr  = hn::Max(hn::Sub(rr, rsw), hn::Zero(d));
+                        const V dr2 = hn::Mul(dr, dr);
+                        const V f6  = hn::Mul(hn::MulAdd(hn::Mul(sixV, rinv6), rinvV, hn::Mul(dr2, hn::MulAdd(b6, dr, a6))), rinvV);
+                        const V r12 = hn::Mul(rinv6, rinv6);
+                        const V f12 = hn::Mul(hn::MulAdd(hn::Mul(twelveV, r12), rinvV, hn::Mul(dr2, hn::MulAdd(b12, dr, a12))), rinvV);
+                        fscal[u]    = hn::Add(fscal[u], hn::MulSub(c12, f12, hn::Mul(c6, f6)));
+                        if constexpr (kEnergies)
+                        {
+                            const V dr3 = hn::Mul(dr2, dr);
+                            // v = r^-a - A/3 dr^3 - B/4 dr^4 - C (masked)
+                            const V v6  = hn::Sub(rinv6, hn::IfThenElseZero(mv, hn::Add(hn::Mul(dr3, hn::MulAdd(hn::Mul(b6, quarter), dr, hn::Mul(a6, third))), c6s)));
+                            const V v12 = hn::Sub(r12, hn::IfThenElseZero(mv, hn::Add(hn::Mul(dr3, hn::MulAdd(hn::Mul(b12, quarter), dr, hn::Mul(a12, third))), c12s)));
+                            vlAcc       = hn::Add(vlAcc, hn::MulSub(c12, v12, hn::Mul(c6, v6)));
+                        }
+                    }
+                    else
+                    {
+                        const V vr6  = hn::Mul(c6, rinv6);
+                        const V vr12 = hn::Mul(hn::Mul(c12, rinv6), rinv6);
+                        fscal[u]     = hn::MulAdd(hn::MulSub(twelveV, vr12, hn::Mul(sixV, vr6)), rinvV2, fscal[u]);
+                        if constexpr (kEnergies)
+                        {
+                            const V s12 = hn::IfThenElseZero(mv, hn::Mul(c12, sh12));
+                            const V s6  = hn::IfThenElseZero(mv, hn::Mul(c6, sh6));
+                            vlAcc       = hn::Add(vlAcc, hn::Sub(hn::Sub(vr12, s12), hn::Sub(vr6, s6)));
+                        }
                     }
                 }
-                else
-                {
-                    fscal = hn::Mul(qq, hn::MulSub(rinv, rinv2, hn::IfThenElseZero(m, twoKrf)));
-                    if constexpr (kEnergies)
-                    {
-                        vcAcc = hn::MulAdd(qq, hn::Add(rinv, hn::IfThenElseZero(m, hn::MulSub(kRf, r2, cRf))), vcAcc);
-                    }
-                }
-                // Lennard-Jones (none when either cluster has none: the
-                // lists put such j-clusters first, so this branch goes the
-                // same way for long runs)
-                if (!doLJ)
-                {
-                    const V fx = hn::Mul(fscal, dx), fy = hn::Mul(fscal, dy), fz = hn::Mul(fscal, dz);
-                    fix[r] = hn::Add(fix[r], fx);
-                    fiy[r] = hn::Add(fiy[r], fy);
-                    fiz[r] = hn::Add(fiz[r], fz);
-                    fjx    = hn::Add(fjx, fx);
-                    fjy    = hn::Add(fjy, fy);
-                    fjz    = hn::Add(fjz, fz);
-                    continue;
-                }
-                auto mv    = m;
-                V    rinvV = rinv, rinvV2 = rinv2;
-                if (vdwShorter)
-                {
-                    mv     = hn::And(m, hn::Lt(r2, rv2));
-                    rinvV  = hn::IfThenElseZero(mv, rinv);
-                    rinvV2 = hn::Mul(rinvV, rinvV);
-                }
-                V c6, c12;
-                if constexpr (kComb == ClusterLjComb::Matrix)
-                {
-                    const VI idx = hn::Add(rowI[r], tj);
-                    c6           = hn::GatherIndex(d, c6A, idx);
-                    c12          = hn::GatherIndex(d, c12A, idx);
-                }
-                else if constexpr (kComb == ClusterLjComb::Geometric)
-                {
-                    c6  = hn::Mul(ai[r], aj);
-                    c12 = hn::Mul(bi[r], bj);
-                }
-                else
-                {
-                    const V sig  = hn::Add(ai[r], aj);
-                    const V sig2 = hn::Mul(sig, sig);
-                    const V sig6 = hn::Mul(hn::Mul(sig2, sig2), sig2);
-                    c6           = hn::Mul(hn::Mul(bi[r], bj), sig6);
-                    c12          = hn::Mul(c6, sig6);
-                }
-                const V  rinv6 = hn::Mul(hn::Mul(rinvV2, rinvV2), rinvV2);
-                if constexpr (kForceSwitch)
-                {
-                    const V rr   = hn::Mul(r2, rinvV);
-                    const V dr   = hn::Max(hn::Sub(rr, rsw), hn::Zero(d));
-                    const V dr2  = hn::Mul(dr, dr);
-                    const V f6   = hn::Mul(hn::MulAdd(hn::Mul(sixV, rinv6), rinvV, hn::Mul(dr2, hn::MulAdd(b6, dr, a6))), rinvV);
-                    const V r12  = hn::Mul(rinv6, rinv6);
-                    const V f12  = hn::Mul(hn::MulAdd(hn::Mul(twelveV, r12), rinvV, hn::Mul(dr2, hn::MulAdd(b12, dr, a12))), rinvV);
-                    fscal        = hn::Add(fscal, hn::MulSub(c12, f12, hn::Mul(c6, f6)));
-                    if constexpr (kEnergies)
-                    {
-                        const V dr3 = hn::Mul(dr2, dr);
-                        // v = r^-a - A/3 dr^3 - B/4 dr^4 - C (masked)
-                        const V v6  = hn::Sub(rinv6, hn::IfThenElseZero(mv, hn::Add(hn::Mul(dr3, hn::MulAdd(hn::Mul(b6, quarter), dr, hn::Mul(a6, third))), c6s)));
-                        const V v12 = hn::Sub(r12, hn::IfThenElseZero(mv, hn::Add(hn::Mul(dr3, hn::MulAdd(hn::Mul(b12, quarter), dr, hn::Mul(a12, third))), c12s)));
-                        vlAcc       = hn::Add(vlAcc, hn::MulSub(c12, v12, hn::Mul(c6, v6)));
-                    }
-                }
-                else
-                {
-                    const V vr6  = hn::Mul(c6, rinv6);
-                    const V vr12 = hn::Mul(hn::Mul(c12, rinv6), rinv6);
-                    fscal        = hn::MulAdd(hn::MulSub(twelveV, vr12, hn::Mul(sixV, vr6)), rinvV2, fscal);
-                    if constexpr (kEnergies)
-                    {
-                        const V s12 = hn::IfThenElseZero(mv, hn::Mul(c12, sh12));
-                        const V s6  = hn::IfThenElseZero(mv, hn::Mul(c6, sh6));
-                        vlAcc       = hn::Add(vlAcc, hn::Sub(hn::Sub(vr12, s12), hn::Sub(vr6, s6)));
-                    }
-                }
-                const V fx = hn::Mul(fscal, dx), fy = hn::Mul(fscal, dy), fz = hn::Mul(fscal, dz);
+            }
+            V fjx[NJ], fjy[NJ], fjz[NJ];
+            PUTMD_UNROLL
+            for (int u = 0; u < U; u++)
+            {
+                const int j = u / R, r = u % R;
+                const V   fx = hn::Mul(fscal[u], dx[u]), fy = hn::Mul(fscal[u], dy[u]), fz = hn::Mul(fscal[u], dz[u]);
                 fix[r] = hn::Add(fix[r], fx);
                 fiy[r] = hn::Add(fiy[r], fy);
                 fiz[r] = hn::Add(fiz[r], fz);
-                fjx    = hn::Add(fjx, fx);
-                fjy    = hn::Add(fjy, fy);
-                fjz    = hn::Add(fjz, fz);
+                fjx[j] = r == 0 ? fx : hn::Add(fjx[j], fx);
+                fjy[j] = r == 0 ? fy : hn::Add(fjy[j], fy);
+                fjz[j] = r == 0 ? fz : hn::Add(fjz[j], fz);
             }
-            hn::Store(hn::Sub(hn::Load(d4, fxA + sj), foldToBlock(d, fjx)), d4, fxA + sj);
-            hn::Store(hn::Sub(hn::Load(d4, fyA + sj), foldToBlock(d, fjy)), d4, fyA + sj);
-            hn::Store(hn::Sub(hn::Load(d4, fzA + sj), foldToBlock(d, fjz)), d4, fzA + sj);
+            PUTMD_UNROLL
+            for (int j = 0; j < NJ; j++)
+            {
+                hn::Store(hn::Sub(hn::Load(d4, fxA + sj[j]), foldToBlock(d, fjx[j])), d4, fxA + sj[j]);
+                hn::Store(hn::Sub(hn::Load(d4, fyA + sj[j]), foldToBlock(d, fjy[j])), d4, fyA + sj[j]);
+                hn::Store(hn::Sub(hn::Load(d4, fzA + sj[j]), foldToBlock(d, fjz[j])), d4, fzA + sj[j]);
+            }
+        };
+        constexpr int NJ = R == 1 ? 2 : 1;
+        int           p  = e.jBegin;
+        for (; p + NJ <= e.jEnd; p += NJ)
+        {
+            pairs(std::integral_constant<int, NJ>(), p);
+        }
+        for (; p < e.jEnd; p++)
+        {
+            pairs(std::integral_constant<int, 1>(), p);
         }
         // i-forces: each atom's four lanes summed
         for (int r = 0; r < R; r++)
