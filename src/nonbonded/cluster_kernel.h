@@ -70,6 +70,7 @@ struct ClusterKernelInput
     const ClusterPairI* iEntries = nullptr;
     const ClusterPairJ* jEntries = nullptr;
     int                 iBegin = 0, iEnd = 0;
+    int                 numClusters = 0; // clusters of the grid (slots / 4)
 };
 
 struct ClusterKernelOutput
@@ -78,7 +79,16 @@ struct ClusterKernelOutput
     double vlj = 0, vcoul = 0;
     double fshift[27][3] = {};
     int    overlapSlot[2] = { -1, -1 }; // a pair at zero distance, if any
+    /* The SIMD kernel's scratch for the forces on j-clusters: 48 floats per
+     * cluster (x, y, z of up to 16 lanes), 64-byte aligned, numClusters of
+     * them; contents on entry do not matter. The kernel adds a pair's
+     * j-forces there lane by lane and folds the lanes to atoms once per
+     * call, not once per cluster pair. */
+    float* jScratch = nullptr;
 };
+
+/* Floats of ClusterKernelOutput::jScratch per cluster. */
+constexpr int c_clusterJScratchFloats = 48;
 
 void clusterKernelReference(const ClusterKernelSetup& setup, const ClusterKernelInput& in, ClusterKernelOutput& out);
 void clusterKernelSimd(const ClusterKernelSetup& setup, const ClusterKernelInput& in, ClusterKernelOutput& out);

@@ -170,6 +170,14 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
 
     VI laneBit[R];
     maskLaneBits(di, laneBit);
+    float* HWY_RESTRICT jWide = out.jScratch;
+    for (size_t c = 0; c < static_cast<size_t>(in.numClusters); c++)
+    {
+        for (int l = 0; l < 3 * W; l += W)
+        {
+            hn::Store(hn::Zero(d), d, jWide + c * c_clusterJScratchFloats + l);
+        }
+    }
 
     HWY_ALIGN float   bufX[16], bufY[16], bufZ[16], bufQ[16];
     HWY_ALIGN int32_t bufT[16];
@@ -406,9 +414,11 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             PUTMD_UNROLL
             for (int j = 0; j < NJ; j++)
             {
-                hn::Store(hn::Sub(hn::Load(d4, fxA + sj[j]), foldToBlock(d, fjx[j])), d4, fxA + sj[j]);
-                hn::Store(hn::Sub(hn::Load(d4, fyA + sj[j]), foldToBlock(d, fjy[j])), d4, fyA + sj[j]);
-                hn::Store(hn::Sub(hn::Load(d4, fzA + sj[j]), foldToBlock(d, fjz[j])), d4, fzA + sj[j]);
+                // W lanes per component, folded once per call at the end
+                float* HWY_RESTRICT w = jWide + static_cast<size_t>(sj[j]) * (c_clusterJScratchFloats / 4);
+                hn::Store(hn::Add(hn::Load(d, w), fjx[j]), d, w);
+                hn::Store(hn::Add(hn::Load(d, w + W), fjy[j]), d, w + W);
+                hn::Store(hn::Add(hn::Load(d, w + 2 * W), fjz[j]), d, w + 2 * W);
             }
         };
         constexpr int NJ = R == 1 ? 2 : 1;
@@ -449,6 +459,15 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
         {
             overlap = true;
         }
+    }
+    // the j-forces' lanes summed per atom (every cluster: clusters no
+    // entry touched hold zeros)
+    for (int c = 0; c < in.numClusters; c++)
+    {
+        const float* HWY_RESTRICT w = jWide + static_cast<size_t>(c) * c_clusterJScratchFloats;
+        hn::Store(hn::Sub(hn::Load(d4, fxA + 4 * c), foldToBlock(d, hn::Load(d, w))), d4, fxA + 4 * c);
+        hn::Store(hn::Sub(hn::Load(d4, fyA + 4 * c), foldToBlock(d, hn::Load(d, w + W))), d4, fyA + 4 * c);
+        hn::Store(hn::Sub(hn::Load(d4, fzA + 4 * c), foldToBlock(d, hn::Load(d, w + 2 * W))), d4, fzA + 4 * c);
     }
     if (overlap)
     {

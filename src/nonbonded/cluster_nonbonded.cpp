@@ -384,6 +384,7 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
         threadStart_[t] = e;
     }
     threadF_.resize(nt);
+    threadJScratch_.resize(nt);
     threadOut_.assign(nt, ClusterKernelOutput());
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++)
@@ -394,6 +395,8 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
         out.fx = buf.data();
         out.fy = buf.data() + ns;
         out.fz = buf.data() + 2 * size_t(ns);
+        threadJScratch_[t].resize(size_t(ns / 4) * c_clusterJScratchFloats);
+        out.jScratch = threadJScratch_[t].data();
         ClusterKernelInput in;
         in.x = x_.data(), in.y = y_.data(), in.z = z_.data(), in.q = q_.data(), in.type = type_.data();
         in.ljA = ljA_.data(), in.ljB = ljB_.data();
@@ -403,6 +406,7 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
         in.jEntries = jList.data();
         in.iBegin   = threadStart_[t];
         in.iEnd     = threadStart_[t + 1];
+        in.numClusters = ns / 4;
         if (kind_ == ClusterKernelKind::Reference)
         {
             clusterKernelReference(setup_, in, out);

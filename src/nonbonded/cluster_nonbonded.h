@@ -92,6 +92,7 @@ public:
         std::vector<ClusterPairI>().swap(innerI_);
         std::vector<ClusterPairJ>().swap(innerJ_);
         std::vector<AlignedVector<float>>().swap(threadF_);
+        std::vector<AlignedVector<float>>().swap(threadJScratch_);
     }
     /* Cluster pairs the kernel ran over at the last compute. */
     size_t numComputedClusterPairs() const { return computedClusterPairs_; }
@@ -144,6 +145,7 @@ private:
     AlignedVector<float>   x_, y_, z_, q_, ljA_, ljB_;
     AlignedVector<int32_t> type_;
     std::vector<AlignedVector<float>> threadF_; // per thread: fx | fy | fz
+    std::vector<AlignedVector<float>> threadJScratch_; // per thread: the SIMD kernel's j-force lanes
     std::vector<int>     threadStart_;
     std::vector<ClusterKernelOutput> threadOut_;
     float                shift_[c_numShifts * 3] = {};
