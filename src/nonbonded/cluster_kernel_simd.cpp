@@ -135,7 +135,10 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
     const V rc2 = hn::Set(d, k.rcoulomb2), rv2 = hn::Set(d, k.rvdw2);
     const bool vdwShorter = k.rvdw2 < k.rcoulomb2;
     const V half = hn::Set(d, 0.5f), three = hn::Set(d, 3.0f);
-    const V sixV = hn::Set(d, 6.0f), twelveV = hn::Set(d, 12.0f);
+    const V sixV = hn::Set(d, 6.0f), twelveV = hn::Set(d, 12.0f), twoV = hn::Set(d, 2.0f);
+    // force-only potential-shift Lennard-Jones with a combination rule:
+    // the i-atoms' parameters carry the force's constant factors
+    constexpr bool kPrescaledLJ = !kEnergies && !kForceSwitch && kComb != ClusterLjComb::Matrix;
     const V eps  = hn::Set(d, 1e-12f);
     const V tScale = hn::Set(d, float(2 / k.ewald.smax)), one = hn::Set(d, 1.0f);
     const V shEwald = hn::Set(d, float(k.shEwald));
@@ -216,6 +219,14 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             {
                 ai[r] = hn::Load(d, bufA + r * W);
                 bi[r] = hn::Load(d, bufB + r * W);
+                if constexpr (kPrescaledLJ)
+                {
+                    // the force's factors 6 and 12 folded into the i-side
+                    // (geometric: 6 C6 = (6 A_i) A_j, 12 C12 = (12 B_i) B_j;
+                    // Lorentz-Berthelot: 6 epsilon through e_i)
+                    ai[r] = kComb == ClusterLjComb::Geometric ? hn::Mul(ai[r], sixV) : ai[r];
+                    bi[r] = hn::Mul(bi[r], kComb == ClusterLjComb::Geometric ? twelveV : sixV);
+                }
             }
             fix[r] = fiy[r] = fiz[r] = hn::Zero(d);
         }
@@ -344,6 +355,26 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
                         mv     = hn::And(m[u], hn::Lt(r2[u], rv2));
                         rinvV  = hn::IfThenElseZero(mv, rinv[u]);
                         rinvV2 = hn::Mul(rinvV, rinvV);
+                    }
+                    if constexpr (kPrescaledLJ && kComb == ClusterLjComb::Geometric)
+                    {
+                        // F r = (12 C12 r^-6 - 6 C6) r^-6 r^-2
+                        const V c6x6   = hn::Mul(ai[r], aj[j]);
+                        const V c12x12 = hn::Mul(bi[r], bj[j]);
+                        const V rinv6  = hn::Mul(hn::Mul(rinvV2, rinvV2), rinvV2);
+                        fscal[u]       = hn::MulAdd(hn::Mul(hn::MulSub(c12x12, rinv6, c6x6), rinv6), rinvV2, fscal[u]);
+                        continue;
+                    }
+                    else if constexpr (kPrescaledLJ && kComb == ClusterLjComb::LorentzBerthelot)
+                    {
+                        // F r = 6 epsilon (s/r)^6 (2 (s/r)^6 - 1) r^-2, with
+                        // s = s_i + s_j and 6 epsilon = (6 e_i) e_j
+                        const V sr   = hn::Mul(hn::Add(ai[r], aj[j]), rinvV);
+                        const V sr2  = hn::Mul(sr, sr);
+                        const V sr6  = hn::Mul(hn::Mul(sr2, sr2), sr2);
+                        const V eps6 = hn::Mul(bi[r], bj[j]);
+                        fscal[u]     = hn::MulAdd(hn::Mul(hn::Mul(eps6, sr6), hn::MulSub(twoV, sr6, one)), rinvV2, fscal[u]);
+                        continue;
                     }
                     V c6, c12;
                     if constexpr (kComb == ClusterLjComb::Matrix)
