@@ -58,6 +58,7 @@ public:
     /* FFTW's threads for both transforms (plans made again now; the data
      * arrays are kept). */
     void setNumThreads(int n);
+    int  numThreads() const { return threads_; }
     FftPlanning planning() const { return planning_; }
     /* Planning for the next plans (those made already are dropped). */
     void setPlanning(FftPlanning planning);

@@ -58,8 +58,15 @@ public:
     /* Order 4 uses 4-wide SSE rows for spread and gather where the CPU has
      * them; false selects the plain loops (the reference twin, for tests). */
     void setSseRows(bool on) { sseRows_ = on; }
-    /* How the FFT is planned (fft3d.h); before setNumThreads, which plans. */
-    void setFftPlanning(FftPlanning planning) { fft_->setPlanning(planning); }
+    /* How the FFT is planned (fft3d.h); before setNumThreads, which plans
+     * and, by the planning, decides from what grid size FFTW gets threads. */
+    void setFftPlanning(FftPlanning planning)
+    {
+        params_.fftPlanning = planning;
+        fft_->setPlanning(planning);
+    }
+    /* The threads FFTW runs the transforms on (setNumThreads). */
+    int fftThreads() const { return fft_->numThreads(); }
 
 private:
     struct Splines; // per-atom B-spline weights and derivatives

@@ -47,6 +47,27 @@ TEST(PmeThreads, SameForcesAndEnergyAsOneThread)
     EXPECT_GT(largest, 0);
 }
 
+/* The MD runner sets the planning after constructing PME (from
+ * PUTMD_FFTW_PLAN); FFTW's threads must then follow the measured rule
+ * (from 32k points), not the estimated one (from 128k): a 42^3 grid (the
+ * 12k water box) gets both threads only with measured plans. */
+TEST(PmeThreads, PlanningSetAfterConstructionDecidesFftwThreads)
+{
+    PmeParameters p;
+    p.gridSize   = { 42, 42, 42 };
+    p.order      = 4;
+    p.ewaldCoeff = 3.12;
+    p.epsfac     = 138.935458;
+    ASSERT_EQ(p.fftPlanning, FftPlanning::Estimate);
+    Pme measured(p);
+    measured.setFftPlanning(FftPlanning::Measure);
+    measured.setNumThreads(2);
+    EXPECT_EQ(measured.fftThreads(), 2);
+    Pme estimated(p);
+    estimated.setNumThreads(2);
+    EXPECT_EQ(estimated.fftThreads(), 1);
+}
+
 TEST(PmeInfluenceCache, SecondStepWithTheSameBoxGivesTheSameResult)
 {
     // a step without virial and the box of the last full solve reuses the
