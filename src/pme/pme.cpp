@@ -92,16 +92,28 @@ inline void splinesOf(double w, real* theta, real* dtheta, int order)
 inline void spreadAtomSse(real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* idx,
                           real qi, const real* tx, const real* ty, const real* tz)
 {
+    // the row offsets and the 4 (y, z) weight rows once per atom, so that a
+    // row update is one multiply, a load, an add and a store
     const __m128 vtz = _mm_loadu_ps(tz);
+    __m128       tyz[4];
+    size_t       yo[4];
+#pragma GCC unroll 4
+    for (int b = 0; b < 4; b++)
+    {
+        tyz[b] = _mm_mul_ps(_mm_set1_ps(ty[b]), vtz);
+        yo[b]  = size_t(wy[idx[1] + b]) * K[2];
+    }
+    const size_t plane = size_t(K[1]) * K[2];
+#pragma GCC unroll 4
     for (int a = 0; a < 4; a++)
     {
-        const real  qa   = qi * tx[a];
-        real* const xrow = grid + size_t(wx[idx[0] + a]) * K[1] * K[2] + idx[2];
+        const __m128 qa   = _mm_set1_ps(qi * tx[a]);
+        real* const  xrow = grid + size_t(wx[idx[0] + a]) * plane + idx[2];
+#pragma GCC unroll 4
         for (int b = 0; b < 4; b++)
         {
-            real*        r = xrow + size_t(wy[idx[1] + b]) * K[2];
-            const __m128 w = _mm_mul_ps(_mm_set1_ps(qa * ty[b]), vtz);
-            _mm_storeu_ps(r, _mm_add_ps(_mm_loadu_ps(r), w));
+            real* r = xrow + yo[b];
+            _mm_storeu_ps(r, _mm_add_ps(_mm_loadu_ps(r), _mm_mul_ps(qa, tyz[b])));
         }
     }
 }
@@ -118,17 +130,30 @@ inline void gatherAtomSse(const real* grid, const std::array<int, 3>& K, const i
 {
     // per a: sx = sum_b ty_b g_row, sy = sum_b dty_b g_row (vectors over z);
     // then f0 = tz . sum_a dtx_a sx, f1 = tz . sum_a tx_a sy,
-    // f2 = dtz . sum_a tx_a sx
-    __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps(), f2 = _mm_setzero_ps();
+    // f2 = dtz . sum_a tx_a sx. Weights broadcast and row offsets found
+    // once per atom.
+    __m128 vty[4], vdty[4];
+    size_t yo[4];
+#pragma GCC unroll 4
+    for (int b = 0; b < 4; b++)
+    {
+        vty[b]  = _mm_set1_ps(ty[b]);
+        vdty[b] = _mm_set1_ps(dty[b]);
+        yo[b]   = size_t(wy[idx[1] + b]) * K[2];
+    }
+    const size_t plane = size_t(K[1]) * K[2];
+    __m128       f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps(), f2 = _mm_setzero_ps();
+#pragma GCC unroll 4
     for (int a = 0; a < 4; a++)
     {
-        const real* const xrow = grid + size_t(wx[idx[0] + a]) * K[1] * K[2] + idx[2];
+        const real* const xrow = grid + size_t(wx[idx[0] + a]) * plane + idx[2];
         __m128            sx = _mm_setzero_ps(), sy = _mm_setzero_ps();
+#pragma GCC unroll 4
         for (int b = 0; b < 4; b++)
         {
-            const __m128 g = _mm_loadu_ps(xrow + size_t(wy[idx[1] + b]) * K[2]);
-            sx             = _mm_add_ps(sx, _mm_mul_ps(_mm_set1_ps(ty[b]), g));
-            sy             = _mm_add_ps(sy, _mm_mul_ps(_mm_set1_ps(dty[b]), g));
+            const __m128 g = _mm_loadu_ps(xrow + yo[b]);
+            sx             = _mm_add_ps(sx, _mm_mul_ps(vty[b], g));
+            sy             = _mm_add_ps(sy, _mm_mul_ps(vdty[b], g));
         }
         f0 = _mm_add_ps(f0, _mm_mul_ps(_mm_set1_ps(dtx[a]), sx));
         f1 = _mm_add_ps(f1, _mm_mul_ps(_mm_set1_ps(tx[a]), sy));
