@@ -235,7 +235,7 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
                                 // the cluster with itself: each pair once
                                 mask = s == c_centerShift ? mask & upper : 0;
                             }
-                            out[nj] = { cj, mask };
+                            out[nj] = { cj, static_cast<uint16_t>(mask) };
                             nj += (boxDistance2(bi, sh, boxes[cj]) < rl2) & (mask != 0);
                         }
                     }
@@ -425,7 +425,8 @@ void ClusterPairList::fromPairs(const ClusterGrid& grid, const std::vector<int>&
                 std::swap(sa, sb);
             }
             perCluster[sa / c_clusterSize].push_back(
-                    { sb / c_clusterSize, 1u << (c_clusterSize * (sa % c_clusterSize) + sb % c_clusterSize) });
+                    { sb / c_clusterSize,
+                      static_cast<uint16_t>(1u << (c_clusterSize * (sa % c_clusterSize) + sb % c_clusterSize)) });
         }
     }
     i_.clear();

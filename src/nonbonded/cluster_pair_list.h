@@ -31,11 +31,16 @@ namespace putmd
 constexpr int c_numShifts   = 27;
 constexpr int c_centerShift = 13;
 
-struct ClusterPairJ
+/* A j-entry: the j-cluster and the 16-bit interaction mask of the 4x4
+ * pair (bit 4 ii + jj). Packed to 6 bytes: the lists are the largest arrays
+ * of a run (rnase: 1.2 million outer entries, and room for as many inner
+ * ones), and the kernel streams them every step. */
+struct __attribute__((packed)) ClusterPairJ
 {
     int32_t  cj;
-    uint32_t mask;
+    uint16_t mask;
 };
+static_assert(sizeof(ClusterPairJ) == 6, "ClusterPairJ is packed");
 
 struct ClusterPairI
 {
