@@ -131,7 +131,7 @@ void ClusterNonbonded::build(const Topology& top, const Box& box, const std::vec
     list_.search(grid_, box, rlist, top, true, numThreads_);
     markLennardJonesClusters(top);
     list_.partitionJ(clusterLJ_, numThreads_);
-    numAtomPairs_        = list_.numAtomPairs();
+    countFromList_       = true; // numPairs() counts when asked (a serial pass over the list)
     pendingPairs_        = false;
     setupFor_            = nullptr; // the slots changed: types again
     computesSinceSearch_ = 0;
@@ -221,6 +221,7 @@ void ClusterNonbonded::setPairs(std::vector<int> start, std::vector<int> j, doub
     pairStart_    = std::move(start);
     pairJ_        = std::move(j);
     numAtomPairs_ = pairJ_.size();
+    countFromList_ = false;
     pendingPairs_ = true;
 }
 

@@ -97,7 +97,7 @@ public:
     /* Cluster pairs the kernel ran over at the last compute. */
     size_t numComputedClusterPairs() const { return computedClusterPairs_; }
 
-    size_t numPairs() const { return numAtomPairs_; }
+    size_t numPairs() const { return countFromList_ ? list_.numAtomPairs() : numAtomPairs_; }
     size_t numClusterPairs() const { return list_.jEntries().size(); }
     double rlist() const { return rlist_; }
     std::string kernelName() const;
@@ -120,6 +120,7 @@ private:
     bool               forceMatrix_ = false;
     double             rlist_                 = 0;
     size_t             numAtomPairs_          = 0;
+    bool               countFromList_         = false;
     ClusterGrid        grid_;
     ClusterPairList    list_;
     std::vector<uint8_t> clusterLJ_; // per cluster (see ClusterKernelInput)
