@@ -81,7 +81,8 @@ struct ClusterKernelOutput
     int    overlapSlot[2] = { -1, -1 }; // a pair at zero distance, if any
     /* The SIMD kernel's scratch for the forces on j-clusters: 48 floats per
      * cluster (x, y, z of up to 16 lanes), 64-byte aligned, numClusters of
-     * them; contents on entry do not matter. The kernel adds a pair's
+     * them, all zero on entry (a new scratch is zeroed; the SIMD kernel
+     * leaves it zero when it returns). The kernel adds a pair's
      * j-forces there lane by lane and folds the lanes to atoms once per
      * call, not once per cluster pair. */
     float* jScratch = nullptr;

@@ -173,14 +173,7 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
 
     VI laneBit[R];
     maskLaneBits(di, laneBit);
-    float* HWY_RESTRICT jWide = out.jScratch;
-    for (size_t c = 0; c < static_cast<size_t>(in.numClusters); c++)
-    {
-        for (int l = 0; l < 3 * W; l += W)
-        {
-            hn::Store(hn::Zero(d), d, jWide + c * c_clusterJScratchFloats + l);
-        }
-    }
+    float* HWY_RESTRICT jWide = out.jScratch; // zeros on entry (see the fold at the end)
 
     HWY_ALIGN float   bufX[16], bufY[16], bufZ[16], bufQ[16];
     HWY_ALIGN int32_t bufT[16];
@@ -495,10 +488,16 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
     // entry touched hold zeros)
     for (int c = 0; c < in.numClusters; c++)
     {
-        const float* HWY_RESTRICT w = jWide + static_cast<size_t>(c) * c_clusterJScratchFloats;
-        hn::Store(hn::Sub(hn::Load(d4, fxA + 4 * c), foldToBlock(d, hn::Load(d, w))), d4, fxA + 4 * c);
-        hn::Store(hn::Sub(hn::Load(d4, fyA + 4 * c), foldToBlock(d, hn::Load(d, w + W))), d4, fyA + 4 * c);
-        hn::Store(hn::Sub(hn::Load(d4, fzA + 4 * c), foldToBlock(d, hn::Load(d, w + 2 * W))), d4, fzA + 4 * c);
+        // read and left zero for the next call (one pass, not a separate
+        // clearing pass over the whole scratch)
+        float* HWY_RESTRICT w = jWide + static_cast<size_t>(c) * c_clusterJScratchFloats;
+        const V wx = hn::Load(d, w), wy = hn::Load(d, w + W), wz = hn::Load(d, w + 2 * W);
+        hn::Store(hn::Zero(d), d, w);
+        hn::Store(hn::Zero(d), d, w + W);
+        hn::Store(hn::Zero(d), d, w + 2 * W);
+        hn::Store(hn::Sub(hn::Load(d4, fxA + 4 * c), foldToBlock(d, wx)), d4, fxA + 4 * c);
+        hn::Store(hn::Sub(hn::Load(d4, fyA + 4 * c), foldToBlock(d, wy)), d4, fyA + 4 * c);
+        hn::Store(hn::Sub(hn::Load(d4, fzA + 4 * c), foldToBlock(d, wz)), d4, fzA + 4 * c);
     }
     if (overlap)
     {
