@@ -157,13 +157,26 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
             const real     inv[3]      = { real(1 / bv(0, 0)), real(1 / bv(1, 1)), real(1 / bv(2, 2)) };
             constexpr real magic       = sizeof(real) == 4 ? real(12582912.0) : real(6755399441055744.0);
             int            n           = 0;
+            // raw pointers: through the vectors every store could have
+            // changed where they point, and each pair reloaded them
+            const int* __restrict  pi  = pairs->i.data();
+            const int* __restrict  pj  = pairs->j.data();
+            const real* __restrict pqq = pairs->qq.data();
+            const RVec* __restrict px  = x.data();
+            int* __restrict        bi  = b.i.data();
+            int* __restrict        bj  = b.j.data();
+            real* __restrict       bqq = b.qq.data();
+            real* __restrict       bdx = b.dx.data();
+            real* __restrict       bdy = b.dy.data();
+            real* __restrict       bdz = b.dz.data();
+            real* __restrict       br2 = b.r2.data();
             for (int k = k0; k < k1; k++)
             {
-                const int i = pairs->i[k], j = pairs->j[k];
+                const int i = pi[k], j = pj[k];
                 RVec      d;
                 if (rectangular)
                 {
-                    d = x[i] - x[j];
+                    d = px[i] - px[j];
                     for (int c = 0; c < 3; c++)
                     {
                         d[c] -= len[c] * ((d[c] * inv[c] + magic) - magic);
@@ -171,11 +184,11 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
                 }
                 else
                 {
-                    d = pbc.dx(x[i], x[j]);
+                    d = pbc.dx(px[i], px[j]);
                 }
                 const real r2 = norm2(d);
-                b.i[n] = i, b.j[n] = j, b.qq[n] = pairs->qq[k];
-                b.dx[n] = d.x, b.dy[n] = d.y, b.dz[n] = d.z, b.r2[n] = r2;
+                bi[n] = i, bj[n] = j, bqq[n] = pqq[k];
+                bdx[n] = d.x, bdy[n] = d.y, bdz[n] = d.z, br2[n] = r2;
                 n += r2 < rc2;
             }
             b.resize(n);
@@ -244,17 +257,26 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
                 }
             }
         }
-        // scatter, in pair order
+        // scatter, in pair order (raw pointers, as in the gather)
+        const int* __restrict    si     = b.i.data();
+        const int* __restrict    sj     = b.j.data();
+        const real* __restrict   sdx    = b.dx.data();
+        const real* __restrict   sdy    = b.dy.data();
+        const real* __restrict   sdz    = b.dz.data();
+        const real* __restrict   sfscal = b.fscal.data();
+        const double* __restrict sv     = b.v.data();
+        RVec* __restrict         fp     = f.data();
+        double                   vsum   = 0;
         for (int k = 0; k < n; k++)
         {
-            const int  i  = b.i[k], j = b.j[k];
-            const RVec d(b.dx[k], b.dy[k], b.dz[k]);
-            const RVec fi = d * b.fscal[k];
-            sh.v += b.v[k];
-            f[i] += fi;
+            const int  i  = si[k], j = sj[k];
+            const RVec d(sdx[k], sdy[k], sdz[k]);
+            const RVec fi = d * sfscal[k];
+            vsum += sv[k];
+            fp[i] += fi;
             if (j < end)
             {
-                f[j] -= fi;
+                fp[j] -= fi;
             }
             else
             {
@@ -265,6 +287,7 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
                 addVirial(sh.virial, d, fi);
             }
         }
+        sh.v += vsum;
     }
     double v = 0, q2 = pairs ? pairs->chargeSquares : 0.0;
     for (const Share& sh : shares)
