@@ -370,6 +370,7 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
     // grid is too thin for two
     const int numSlabs = K[0] / (p - 1) >= 2 ? 2 * (K[0] / (2 * (p - 1))) : 1;
     slabCount_.assign(size_t(nt) * numSlabs, 0);
+    netChargeParts_.assign(nt, 0.0);
     slabAtoms_.resize(natoms);
     slabStart_.assign(numSlabs + 1, 0);
     std::vector<int>& atomSlab = atomSlab_;
@@ -387,8 +388,10 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
             int* const  index[3]  = { s.index[0].data(), s.index[1].data(), s.index[2].data() };
             splinesOrder4(x.data(), begin, end, inv, K, theta, dtheta, index);
         }
+        double qpart = 0;
         for (int i = begin; i < end; i++)
         {
+            qpart += q[i];
             for (int d = 0; d < 3 && p != 4; d++)
             {
                 double    w  = 0;
@@ -405,6 +408,7 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
                 count[slab]++;
             }
         }
+        netChargeParts_[t] = qpart;
 #pragma omp barrier
 #pragma omp single
         {
@@ -673,10 +677,12 @@ double Pme::compute(const Box& box, const std::vector<Vec3<real>>& x, const std:
     double energy = solve(box, virial);
     fft_->backward();
     gather(box, charges, splines, f);
+    // the net charge, summed by the spread's threads (a serial pass over
+    // every atom per step before)
     double qsum = 0;
-    for (double q : charges)
+    for (double part : netChargeParts_)
     {
-        qsum += q;
+        qsum += part;
     }
     const double netChargeTerm = -params_.epsfac * units::pi * qsum * qsum
                                  / (2 * box.volume() * params_.ewaldCoeff * params_.ewaldCoeff);

@@ -89,6 +89,7 @@ private:
     std::vector<real>                 influence_; // per spectrum point, for influenceBox_
     Box                               influenceBox_;
     std::vector<double>               threadEnergies_;
+    std::vector<double>               netChargeParts_; // per spread thread: its atoms' charge
 };
 
 struct MdpOptions;

@@ -166,7 +166,15 @@ void ForceCalculator::compute(const std::vector<Vec3<real>>& x, const Box& box, 
         computeDecomposed(x, box, needVirial, out);
         return;
     }
-    out.f.assign(x.size(), Vec3<real>());
+    // cleared by the threads (a serial clear of every force was a step's
+    // serial remainder)
+    out.f.resize(x.size());
+    const long n = static_cast<long>(x.size());
+#pragma omp parallel for num_threads(numThreads_) schedule(static) if (n > 4096)
+    for (long i = 0; i < n; i++)
+    {
+        out.f[i] = Vec3<real>();
+    }
     out.energies = EnergyTerms();
     out.virial   = Matrix3();
     Matrix3* vir = needVirial ? &out.virial : nullptr;

@@ -49,7 +49,19 @@ std::string MdRun::writeLastGoodFrame(long step)
 void MdRun::checkForces(long step, const ForceOutput& forces)
 {
     constexpr double kHugeForce = 1e7; // kJ/mol/nm, far above any force in a sound system
-    for (size_t i = 0; i < forces.f.size(); i++)
+    // every step: the scan threaded (OpenMP's threads, -nt), the first bad
+    // atom named as a serial scan would
+    const long n        = static_cast<long>(forces.f.size());
+    long       firstBad = n;
+#pragma omp parallel for schedule(static) reduction(min : firstBad) if (n > 4096)
+    for (long i = 0; i < n; i++)
+    {
+        if (!(norm2(DVec(forces.f[i])) < kHugeForce * kHugeForce))
+        {
+            firstBad = std::min(firstBad, i);
+        }
+    }
+    for (size_t i = size_t(firstBad); i < forces.f.size(); i++)
     {
         const double f2 = norm2(DVec(forces.f[i]));
         if (!(f2 < kHugeForce * kHugeForce))
