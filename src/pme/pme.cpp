@@ -346,6 +346,11 @@ void Pme::setNumThreads(int n)
  * ones, straight onto the FFT grid. Each point then receives its
  * contributions in the same order (slab order, atom order within a slab)
  * whatever the thread count: the grid is bitwise independent of -nt. */
+namespace
+{
+constexpr int c_spreadPrefetch = 8; // atoms ahead
+} // namespace
+
 void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& q, Splines& s)
 {
     const int  p = params_.order;
@@ -441,6 +446,18 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
             {
                 for (int k = slabStart_[sl]; k < slabStart_[sl + 1]; k++)
                 {
+                    // a slab's atoms are scattered over the atom order: the
+                    // data of the atom some places ahead is fetched now
+                    if (k + c_spreadPrefetch < slabStart_[sl + 1])
+                    {
+                        const int ahead = slabAtoms_[k + c_spreadPrefetch];
+                        for (int d = 0; d < 3; d++)
+                        {
+                            __builtin_prefetch(&s.theta[d][size_t(ahead) * p]);
+                            __builtin_prefetch(&s.index[d][ahead]);
+                        }
+                        __builtin_prefetch(&q[ahead]);
+                    }
                     const int   i      = slabAtoms_[k];
                     const int   idx[3] = { s.index[0][i], s.index[1][i], s.index[2][i] };
                     const real* tx     = &s.theta[0][size_t(i) * p];
