@@ -230,15 +230,27 @@ void applyDihedralForce(const Geometry& g, const DihedralGeometry& d, real dVdPh
 double periodicDihedrals(const std::vector<PeriodicDihedral>& list, const Geometry& g, std::vector<RVec>& f)
 {
     double energy = 0;
-    for (const auto& p : list)
+    for (size_t t = 0; t < list.size();)
     {
-        const auto d   = dihedralGeometry(g, p.i, p.j, p.k, p.l);
-        const real arg = real(p.mult) * d.phi - real(p.phi0);
-        // sine and cosine of one argument in the build's precision (the
-        // compiler makes them one sincos call)
-        const real c = std::cos(arg), s = std::sin(arg);
-        energy += p.kphi * (1.0 + double(c));
-        applyDihedralForce(g, d, -real(p.kphi) * real(p.mult) * s, p.i, p.j, p.k, p.l, f);
+        // the terms of one quadruplet (type 9 lists several multiplicities
+        // for the same atoms, one after the other): the angle and the force
+        // distribution once, dV/dphi summed over the terms
+        const PeriodicDihedral& first = list[t];
+        const auto              d     = dihedralGeometry(g, first.i, first.j, first.k, first.l);
+        real                    dVdPhi = 0;
+        for (; t < list.size() && list[t].i == first.i && list[t].j == first.j && list[t].k == first.k
+               && list[t].l == first.l;
+             t++)
+        {
+            const PeriodicDihedral& p   = list[t];
+            const real              arg = real(p.mult) * d.phi - real(p.phi0);
+            // sine and cosine of one argument in the build's precision (the
+            // compiler makes them one sincos call)
+            const real c = std::cos(arg), s = std::sin(arg);
+            energy += p.kphi * (1.0 + double(c));
+            dVdPhi -= real(p.kphi) * real(p.mult) * s;
+        }
+        applyDihedralForce(g, d, dVdPhi, first.i, first.j, first.k, first.l, f);
     }
     return energy;
 }
