@@ -283,7 +283,17 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             for (int u = 0; u < U; u++)
             {
                 const int j = u / R, r = u % R;
-                const auto inList = hn::RebindMask(d, hn::TestBit(maskBits[j], laneBit[r]));
+                // the lanes of the pair's mask: straight from its bits where a
+                // register holds whole bytes of it (8 or 16 lanes)
+                hn::Mask<decltype(d)> inList;
+                if constexpr (W >= 8)
+                {
+                    inList = hn::LoadMaskBits(d, reinterpret_cast<const uint8_t*>(&jList[p + j].mask) + r * W / 8);
+                }
+                else
+                {
+                    inList = hn::RebindMask(d, hn::TestBit(maskBits[j], laneBit[r]));
+                }
                 m[u]              = hn::And(inList, hn::Lt(r2[u], rc2));
                 overlapMask       = hn::Or(overlapMask, hn::And(m[u], hn::Lt(r2[u], eps)));
                 rinv[u]           = hn::ApproximateReciprocalSqrt(r2[u]);
