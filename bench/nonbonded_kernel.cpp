@@ -11,10 +11,12 @@
  * fraction of the core's peak: the flops of one lane counted from the kernel
  * source (75 forces only, 115 with energies, PME + geometric LJ; an FMA is
  * two; see docs/performance.md) times 16 lanes per cluster pair, against
- * PUTMD_BENCH_FLOPS_PER_CYCLE (default 32: two 256-bit FMA pipes, AMD Zen 4;
- * 64 on CPUs with two 512-bit FMA units) times the clock, which is measured
- * here with a chain of dependent integer additions (one per cycle), as a
- * virtual machine has no cycle counters.
+ * the core's peak rate times the clock; the peak is measured (independent
+ * FMAs at the widest vector width: 64 flops/cycle on AMD Zen 5, which runs
+ * two 512-bit FMAs per cycle; 32 on Zen 4) unless
+ * PUTMD_BENCH_FLOPS_PER_CYCLE gives it. The clock is measured with a chain
+ * of dependent integer additions (one per cycle), as a virtual machine has
+ * no cycle counters.
  */
 #include <algorithm>
 #include <chrono>
@@ -63,6 +65,76 @@ double measuredClockGHz()
     return median(g);
 }
 
+/* The core's peak single-precision rate (flops per cycle), measured: 12
+ * independent chains of fused multiply-adds at the widest vector width the
+ * CPU has (AVX-512, AVX2 or SSE with separate multiply and add), so that
+ * the figure is this CPU's (Zen 4 runs 512-bit FMAs at half rate, Zen 5 at
+ * full: 32 or 64). Median of 5; an FMA is two flops per lane. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+// twelve named accumulators (an array may live in memory), kept in
+// registers by the empty asm, one multiply-add each per round
+#define PUTMD_FMA_ROUND(FMA)                                                                                     \
+    a0 = FMA(a0, b, c), a1 = FMA(a1, b, c), a2 = FMA(a2, b, c), a3 = FMA(a3, b, c), a4 = FMA(a4, b, c),        \
+    a5 = FMA(a5, b, c), a6 = FMA(a6, b, c), a7 = FMA(a7, b, c), a8 = FMA(a8, b, c), a9 = FMA(a9, b, c),        \
+    a10 = FMA(a10, b, c), a11 = FMA(a11, b, c);                                                                 \
+    asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7), "+v"(a8), \
+                 "+v"(a9), "+v"(a10), "+v"(a11))
+
+__attribute__((target("avx512f"))) double fmasPerNs512()
+{
+    const __m512 b = _mm512_set1_ps(0.9999999f), c = _mm512_set1_ps(1e-7f);
+    __m512 a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b, a6 = b, a7 = b, a8 = b, a9 = b, a10 = b, a11 = b;
+    const long n  = 20000000;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long k = 0; k < n; k++)
+    {
+        PUTMD_FMA_ROUND(_mm512_fmadd_ps);
+    }
+    return 16.0 * 12 * n / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e-9;
+}
+
+__attribute__((target("avx2,fma"))) double fmasPerNs256()
+{
+    const __m256 b = _mm256_set1_ps(0.9999999f), c = _mm256_set1_ps(1e-7f);
+    __m256 a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b, a6 = b, a7 = b, a8 = b, a9 = b, a10 = b, a11 = b;
+    const long n  = 20000000;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long k = 0; k < n; k++)
+    {
+        PUTMD_FMA_ROUND(_mm256_fmadd_ps);
+    }
+    return 8.0 * 12 * n / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e-9;
+}
+#undef PUTMD_FMA_ROUND
+#endif
+
+double measuredPeakFlopsPerCycle(double ghz)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    double (*rate)() = nullptr;
+    if (__builtin_cpu_supports("avx512f"))
+    {
+        rate = fmasPerNs512;
+    }
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    {
+        rate = fmasPerNs256;
+    }
+    if (rate)
+    {
+        std::vector<double> r;
+        for (int k = 0; k < 5; k++)
+        {
+            r.push_back(rate());
+        }
+        return 2 * median(r) / ghz;
+    }
+#endif
+    (void)ghz;
+    return 0; // unknown: the caller falls back to the stated default
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -96,9 +168,15 @@ int main(int argc, char** argv)
     EnergyTerms             e;
     nb.compute(in.topology, ic, box, x, f, e, nullptr); // warm up, set up
     const double ghz = measuredClockGHz();
-    const double flopsPerCycle =
-            std::getenv("PUTMD_BENCH_FLOPS_PER_CYCLE") ? std::atof(std::getenv("PUTMD_BENCH_FLOPS_PER_CYCLE")) : 32.0;
-    std::printf("measured clock %.2f GHz; peak %.0f flops/cycle (PUTMD_BENCH_FLOPS_PER_CYCLE)\n", ghz, flopsPerCycle);
+    const double measuredPeak  = measuredPeakFlopsPerCycle(ghz);
+    const double flopsPerCycle = std::getenv("PUTMD_BENCH_FLOPS_PER_CYCLE")
+                                         ? std::atof(std::getenv("PUTMD_BENCH_FLOPS_PER_CYCLE"))
+                                         : (measuredPeak > 0 ? measuredPeak : 32.0);
+    std::printf("measured clock %.2f GHz; peak %.1f flops/cycle (%s; PUTMD_BENCH_FLOPS_PER_CYCLE sets it)\n", ghz,
+                flopsPerCycle,
+                std::getenv("PUTMD_BENCH_FLOPS_PER_CYCLE") ? "given"
+                : measuredPeak > 0                          ? "measured: independent FMAs at the widest vector width"
+                                                            : "assumed");
 
     std::printf("system %s: %zu atoms, rlist %.3f nm, %zu cluster pairs, %zu atom pairs in the list\n", dir.c_str(),
                 x.size(), rlist, nb.numClusterPairs(), nb.numPairs());
