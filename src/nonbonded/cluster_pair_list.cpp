@@ -120,9 +120,12 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
     const int nt = std::max(1, std::min(numThreads, nc));
     threadI_.resize(nt);
     threadJ_.resize(nt);
-    // the old list is not needed while the new one is made: give it back
-    // first (peak memory)
+    // the old list is not needed while the new one is made: its j-storage
+    // becomes thread 0's room (which becomes the list), so that the list's
+    // memory is neither given back nor touched fresh (page faults) at every
+    // search, and is held once (peak memory)
     std::vector<ClusterPairI>().swap(i_);
+    threadJ_[0].swap(j_);
     std::vector<ClusterPairJ>().swap(j_);
     std::vector<std::vector<std::pair<int, int>>> deferred(nt); // exclusions owned by a lower cluster
     // room for each thread's share without growing by doubling (peak memory):

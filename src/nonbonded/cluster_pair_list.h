@@ -37,6 +37,10 @@ constexpr int c_centerShift = 13;
  * ones), and the kernel streams them every step. */
 struct __attribute__((packed)) ClusterPairJ
 {
+    // no zeroing when a list is sized: every entry is written before it is
+    // read (zeroing the room of a search or prune cost as much as writing it)
+    ClusterPairJ() {}
+    ClusterPairJ(int32_t c, uint16_t m) : cj(c), mask(m) {}
     int32_t  cj;
     uint16_t mask;
 };
