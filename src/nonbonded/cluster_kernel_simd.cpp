@@ -5,10 +5,12 @@
  * i-atoms times the 4 j-atoms of a j-cluster, lane l = 4 (ii - first) + jj;
  * the j-cluster's coordinates are loaded once and repeated in every 128-bit
  * block (LoadDup128), the i-atoms' are prepared per i-entry as registers
- * with each atom repeated four times. 16/W registers cover a cluster pair.
- * The interaction mask of the entry selects lanes bit by bit. Forces on
- * the i-atoms accumulate in registers over the j-list; forces on the
- * j-atoms are folded from W lanes to one block and subtracted at once.
+ * with each atom repeated four times. 16/W registers cover a cluster pair;
+ * on AVX-512 two j-entries are computed side by side (two dependency
+ * chains). The interaction mask of the entry selects lanes bit by bit.
+ * Forces on the i-atoms accumulate in registers over the j-list; forces on
+ * the j-atoms are added lane by lane to a per-thread scratch and folded
+ * from W lanes to the atoms once, at the end of the call.
  * Ewald: 1/r^3 and 1/r from rsqrt with one Newton step, the erf part from
  * the polynomial of ewald_correction.h (Horner); C6/C12 gathered
  * from the type-pair matrix.
