@@ -49,8 +49,7 @@ constexpr double bufferResolution = 0.001; // nm, GROMACS's grid for rlist
 constexpr double nveZeroTBuffer   = 0.1;   // fraction of the cut-off at 0 K
 constexpr int    referenceNstlist = 10;
 constexpr int    nstlistTry[]     = { 20, 25, 40, 50, 80, 100 };
-constexpr double listFactorOk     = 1.25; // CPU: allowed pair-list growth
-constexpr double listFactorMargin = 0.1;
+constexpr double listFactorMargin = 0.1; // over the allowed growth, at most
 
 bool isDynamics(const MdpOptions& mdp)
 {
@@ -529,8 +528,9 @@ double estimateRlist(const Topology& top, const MdpOptions& mdp, const Box& box,
 }
 
 VerletBufferResult chooseNstlistAndRlist(const Topology& top, const MdpOptions& mdp, const Box& box,
-                                         double referenceTemperature, PairListSetup setup)
+                                         double referenceTemperature, PairListSetup setup, double listGrowth)
 {
+    const double listFactorOk = listGrowth;
     VerletBufferResult r;
     r.nstlist = mdp.nstlist;
     r.rlist   = estimateRlist(top, mdp, box, mdp.nstlist, referenceTemperature, setup);

@@ -109,12 +109,22 @@ double estimateDriftPerAtom(const Topology& top, const MdpOptions& mdp, const Bo
 double estimateRlist(const Topology& top, const MdpOptions& mdp, const Box& box, int nstlist,
                      double referenceTemperature, PairListSetup setup = {});
 
+/* How much the pair list may grow (in volume, cluster overhang included)
+ * over that of nstlist 10 when nstlist is raised: GROMACS's CPU factor, and
+ * its GPU factor, which putmd's mixed build uses (its SIMD kernel is fast
+ * next to its search, as GROMACS's GPU kernels are: nstlist 80 instead of
+ * 40-50 saved ~0.1 s of search per 500 steps of rnase at the same kernel
+ * time). */
+constexpr double c_listGrowthCpu = 1.25;
+constexpr double c_listGrowthGpu = 1.4;
+
 /* The nstlist mdrun would switch to and the rlist it needs (see above);
  * starts from estimateRlist at the mdp nstlist, which must fit the box
  * (rlist below half the shortest box vector and below the smallest
  * diagonal element, else InputError). The caller decides whether to use
- * the larger nstlist. */
+ * the larger nstlist. listGrowth: c_listGrowthCpu gives mdrun's CPU choice. */
 VerletBufferResult chooseNstlistAndRlist(const Topology& top, const MdpOptions& mdp, const Box& box,
-                                         double referenceTemperature, PairListSetup setup = {});
+                                         double referenceTemperature, PairListSetup setup = {},
+                                         double listGrowth = c_listGrowthCpu);
 
 } // namespace putmd

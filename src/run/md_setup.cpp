@@ -169,7 +169,10 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
         forBuffer.verletBufferTolerance *= kExactListToleranceFactor;
     }
     const PairListSetup      listSetup = clusterList ? PairListSetup{ 4, 4 } : PairListSetup{ 1, 1 };
-    const VerletBufferResult buffer    = chooseNstlistAndRlist(top, forBuffer, box, refT, listSetup);
+    // the cluster build lets the list grow as GROMACS does on GPUs (its
+    // kernel is fast next to its search); the exact list as on CPUs
+    const VerletBufferResult buffer =
+            chooseNstlistAndRlist(top, forBuffer, box, refT, listSetup, clusterList ? c_listGrowthGpu : c_listGrowthCpu);
     s.nstlist                       = buffer.nstlist;
     s.rlist                         = buffer.rlist;
     // the displacement check (md_checks.cpp) measures motion against the
