@@ -73,6 +73,13 @@ std::string Box::checkGromacsForm() const
     return out.str();
 }
 
-Pbc::Pbc(const Box& box) : box_(box), triclinic_(box.isTriclinic()) {}
+Pbc::Pbc(const Box& box) : box_(box), triclinic_(box.isTriclinic())
+{
+    for (int c = 0; c < 3; c++)
+    {
+        len_[c] = box.vectors()(c, c);
+        inv_[c] = box.inverse()(c, c);
+    }
+}
 
 } // namespace putmd

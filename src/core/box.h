@@ -60,8 +60,12 @@ public:
     const Box& box() const { return box_; }
 
 private:
-    Box  box_;
-    bool triclinic_;
+    template<typename T>
+    Vec3<T> dxTriclinic(const Vec3<T>& xi, const Vec3<T>& xj) const;
+
+    Box    box_;
+    bool   triclinic_;
+    double len_[3], inv_[3]; // a rectangular box's diagonal and its inverse's
 };
 
 } // namespace putmd

@@ -21,8 +21,27 @@ inline double roundNearest(double s)
 
 } // namespace detail
 
+/* A rectangular box: per dimension, inline (SETTLE's gather and the listed
+ * forces call this for every vector; the general path below was a call
+ * with a matrix product per dimension). The same arithmetic as the general
+ * path gives for such a box, so the same bits. */
 template<typename T>
 Vec3<T> Pbc::dx(const Vec3<T>& xi, const Vec3<T>& xj) const
+{
+    if (triclinic_)
+    {
+        return dxTriclinic(xi, xj);
+    }
+    Vec3<T> d = xi - xj;
+    for (int c = 0; c < 3; c++)
+    {
+        d[c] -= T(detail::roundNearest(d[c] * inv_[c]) * len_[c]);
+    }
+    return d;
+}
+
+template<typename T>
+Vec3<T> Pbc::dxTriclinic(const Vec3<T>& xi, const Vec3<T>& xj) const
 {
     const Matrix3& b   = box_.vectors();
     const Matrix3& inv = box_.inverse();
@@ -40,10 +59,6 @@ Vec3<T> Pbc::dx(const Vec3<T>& xi, const Vec3<T>& xj) const
             d.y -= T(shift * b(dim, 1));
             d.z -= T(shift * b(dim, 2));
         }
-    }
-    if (!triclinic_)
-    {
-        return d;
     }
     Vec3<T> best   = d;
     T       bestR2 = norm2(d);

@@ -17,38 +17,11 @@ constexpr real pi = real(units::pi);
 
 struct Geometry
 {
-    Geometry(const std::vector<RVec>& xIn, const Pbc& pbcIn, Matrix3* virialIn = nullptr) :
-        x(xIn), pbc(pbcIn), virial(virialIn), rectangular(!pbcIn.box().isTriclinic())
-    {
-        for (int c = 0; c < 3; c++)
-        {
-            len[c] = pbcIn.box().vectors()(c, c);
-            inv[c] = pbcIn.box().inverse()(c, c);
-        }
-    }
-
     const std::vector<RVec>& x;
     const Pbc&               pbc;
     Matrix3*                 virial = nullptr; // -0.5 sum r (x) f, positions relative to one atom
-    bool                     rectangular;
-    double                   len[3], inv[3];
 
-    /* The minimum image; for a rectangular box Pbc::dx's arithmetic inline
-     * (bitwise the same result, without the call and the general matrix). */
-    RVec dx(int i, int j) const
-    {
-        if (!rectangular)
-        {
-            return pbc.dx(x[i], x[j]);
-        }
-        RVec d = x[i] - x[j];
-        for (int c = 0; c < 3; c++)
-        {
-            const double shift = detail::roundNearest(d[c] * inv[c]);
-            d[c] -= real(shift * len[c]);
-        }
-        return d;
-    }
+    RVec dx(int i, int j) const { return pbc.dx(x[i], x[j]); }
     /* Virial of force fa on an atom at r relative to the reference atom. */
     void addVirial(const RVec& r, const RVec& fa) const
     {

@@ -261,7 +261,10 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
                     aj[j] = hn::LoadDup128(d, ljAA + sj[j]);
                     bj[j] = hn::LoadDup128(d, ljBA + sj[j]);
                 }
-                maskBits[j] = hn::Set(di, static_cast<int32_t>(je.mask));
+                if constexpr (W < 8)
+                {
+                    maskBits[j] = hn::Set(di, static_cast<int32_t>(je.mask)); // tested bit by bit below
+                }
                 // a pair without LJ computes it with zero parameters when
                 // its partner has: the skip is only a saving
                 doLJ = doLJ || (iLJ && (ljOfCluster == nullptr || ljOfCluster[je.cj] != 0));

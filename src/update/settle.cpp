@@ -349,25 +349,6 @@ void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std
             // vectorised block, scattered in water order
             SettleBlock block;
             size_t      members[c_settleBlock];
-            // a rectangular box: Pbc::dx's arithmetic inline, per dimension
-            // (bitwise the same; the call per vector was a third of the
-            // gather)
-            const bool     rectangular = !pbc.box().isTriclinic();
-            const Matrix3& bv          = pbc.box().vectors();
-            const Matrix3& iv          = pbc.box().inverse();
-            const double   len[3] = { bv(0, 0), bv(1, 1), bv(2, 2) }, inv[3] = { iv(0, 0), iv(1, 1), iv(2, 2) };
-            const auto     minImage = [&](const DVec& a, const DVec& b) {
-                if (!rectangular)
-                {
-                    return pbc.dx(a, b);
-                }
-                DVec dv = a - b;
-                for (int c = 0; c < 3; c++)
-                {
-                    dv[c] -= detail::roundNearest(dv[c] * inv[c]) * len[c];
-                }
-                return dv;
-            };
             for (size_t k = begin; k < end && !vectorised_; k++)
             {
                 // the plain twin: one water at a time, with branches
@@ -410,8 +391,8 @@ void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std
                     const size_t  k  = k0 + n;
                     const Settle& st = settles_[k];
                     const DVec    xo = DVec(x[st.o]), xpo = DVec(xprime[st.o]);
-                    const DVec    b = minImage(DVec(x[st.h1]), xo), c = minImage(DVec(x[st.h2]), xo);
-                    const DVec    bp = minImage(DVec(xprime[st.h1]), xpo), cp = minImage(DVec(xprime[st.h2]), xpo);
+                    const DVec    b = pbc.dx(DVec(x[st.h1]), xo), c = pbc.dx(DVec(x[st.h2]), xo);
+                    const DVec    bp = pbc.dx(DVec(xprime[st.h1]), xpo), cp = pbc.dx(DVec(xprime[st.h2]), xpo);
                     block.bx[n] = b.x, block.by[n] = b.y, block.bz[n] = b.z;
                     block.cx[n] = c.x, block.cy[n] = c.y, block.cz[n] = c.z;
                     block.bpx[n] = bp.x, block.bpy[n] = bp.y, block.bpz[n] = bp.z;
