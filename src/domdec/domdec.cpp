@@ -171,7 +171,6 @@ void DomainDecomposition::distribute(const std::vector<RVec>& x, const std::vect
     numHome_ = static_cast<int>(xHome.size());
     setupHalo(xHome, box);
     buildLocalTopology(box);
-    searchPairs();
     partitionCount_++;
 }
 
@@ -357,7 +356,6 @@ void DomainDecomposition::repartition(std::vector<RVec>& xHome, std::vector<RVec
     sortHome(xHome, vHome);
     setupHalo(xHome, box);
     buildLocalTopology(box);
-    searchPairs();
     partitionCount_++;
 }
 

@@ -96,9 +96,25 @@ public:
     const Topology& localTopology() const { return localTop_; }
     /* The topology of the home atoms only, with their constraints. */
     const Topology& homeTopology() const { return homeTop_; }
-    /* Pairs within rlist this rank computes: both atoms home, and the rest. */
-    const LocalPairs& localPairs() const { return localPairs_; }
-    const LocalPairs& nonlocalPairs() const { return nonlocalPairs_; }
+    /* Atom pairs within rlist this rank computes: both atoms home, and the
+     * rest (the double build's atom-pair lists; the cluster lists search
+     * the local atoms themselves). Searched when first asked after a
+     * repartition. */
+    const LocalPairs& localPairs()
+    {
+        searchPairsIfStale();
+        return localPairs_;
+    }
+    const LocalPairs& nonlocalPairs()
+    {
+        searchPairsIfStale();
+        return nonlocalPairs_;
+    }
+    /* Zone mask of each local atom (0 home, bit d: from the upper
+     * neighbour in d) and the local coordinates at the last repartition
+     * (home and halo), for a pair search. */
+    const std::vector<int>&        zones() const { return zone_; }
+    const std::vector<Vec3<real>>& searchCoordinates() const { return xLocal_; }
     /* Bumped at every repartition (so users know their caches are stale). */
     long partitionCount() const { return partitionCount_; }
 
@@ -127,6 +143,14 @@ private:
     void setupHalo(const std::vector<Vec3<real>>& xHome, const Box& box);
     void buildLocalTopology(const Box& box);
     void searchPairs();
+    void searchPairsIfStale()
+    {
+        if (pairsSearched_ != partitionCount_)
+        {
+            searchPairs();
+            pairsSearched_ = partitionCount_;
+        }
+    }
     std::array<int, 3> domainOf(const DVec& fractional) const;
     DVec               groupCentre(const std::vector<Vec3<real>>& x, int begin, int count) const;
 
@@ -140,6 +164,7 @@ private:
     double              haloDistance_;
     Box                 box_;
     long                partitionCount_ = 0;
+    long                pairsSearched_  = -1; // partitionCount_ of the atom-pair lists
 
     int              numHome_ = 0;
     std::vector<int> globalIndex_; // local -> global

@@ -137,6 +137,32 @@ void ClusterNonbonded::build(const Topology& top, const Box& box, const std::vec
     computesSinceSearch_ = 0;
 }
 
+void ClusterNonbonded::buildLocal(const Topology& top, const Box& box, const std::vector<Vec3<real>>& x, double rlist,
+                                  const std::vector<int>& zone, int numHome, bool homePairs)
+{
+    rlist_ = rlist;
+    std::vector<ClusterPairI>().swap(innerI_);
+    std::vector<ClusterPairJ>().swap(innerJ_);
+    ZoneFilter filter;
+    filter.zone          = zone.data();
+    filter.skipHomePairs = !homePairs;
+    if (homePairs)
+    {
+        grid_.build(box, std::vector<Vec3<real>>(x.begin(), x.begin() + numHome), false);
+    }
+    else
+    {
+        grid_.build(box, x, false);
+    }
+    list_.search(grid_, box, rlist, top, false, numThreads_, &filter);
+    markLennardJonesClusters(top);
+    list_.partitionJ(clusterLJ_, numThreads_);
+    countFromList_       = true;
+    pendingPairs_        = false;
+    setupFor_            = nullptr;
+    computesSinceSearch_ = 0;
+}
+
 void ClusterNonbonded::markLennardJonesClusters(const Topology& top)
 {
     const int         nt = top.numLjTypes;

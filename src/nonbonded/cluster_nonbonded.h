@@ -62,6 +62,15 @@ public:
 
     /* Periodic search around rlist. */
     void build(const Topology& top, const Box& box, const std::vector<Vec3<real>>& x, double rlist);
+    /* Domain decomposition: the pairs a rank computes among its local
+     * atoms x (home atoms first, then halo copies placed as explicit
+     * images; no periodic shifts), zone[a] their zone masks (domdec.h).
+     * homePairs: the grid holds the first numHome atoms and the list all
+     * their pairs (computed while the halo travels); otherwise the grid
+     * holds every local atom and the list the pairs with a halo atom whose
+     * zone masks AND to zero. Exclusions from top (local indices). */
+    void buildLocal(const Topology& top, const Box& box, const std::vector<Vec3<real>>& x, double rlist,
+                    const std::vector<int>& zone, int numHome, bool homePairs);
     /* Explicit atom pairs (domain decomposition; explicit images, no
      * shifts); clustered at the next compute, when coordinates come. */
     void setPairs(std::vector<int> start, std::vector<int> j, double rlist);

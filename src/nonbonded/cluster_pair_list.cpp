@@ -80,8 +80,28 @@ Vec3<float> shiftVector(const Box& box, int s)
     return v;
 }
 
+/* The 4x4 mask of the lane pairs of clusters ci, cj that the zone filter
+ * keeps (padding slots have zone 0; occupancy masks them elsewhere). */
+uint32_t zonePairMask(const ZoneFilter& f, const std::vector<int>& atomOf, int ci, int cj)
+{
+    uint32_t m = 0;
+    for (int ii = 0; ii < c_clusterSize; ii++)
+    {
+        const int a  = atomOf[ci * c_clusterSize + ii];
+        const int za = a >= 0 ? f.zone[a] : 0;
+        for (int jj = 0; jj < c_clusterSize; jj++)
+        {
+            const int  b    = atomOf[cj * c_clusterSize + jj];
+            const int  zb   = b >= 0 ? f.zone[b] : 0;
+            const bool keep = (za & zb) == 0 && !(f.skipHomePairs && za == 0 && zb == 0);
+            m |= (keep ? 1u : 0u) << (c_clusterSize * ii + jj);
+        }
+    }
+    return m;
+}
+
 void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rlist, const Topology& top, bool periodic,
-                             int numThreads)
+                             int numThreads, const ZoneFilter* zones)
 {
     const int   nc       = grid.numClusters();
     const float rl       = float(rlist);
@@ -91,10 +111,29 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
     const auto& slotOf   = grid.slotOfAtom();
     const auto& atomOf   = grid.atomOfSlot();
     const uint32_t upper = upperTriangle();
+    const int      numGridAtoms = static_cast<int>(slotOf.size());
     occupied_.resize(nc);
     for (int c = 0; c < nc; c++)
     {
         occupied_[c] = occupied(grid, c);
+    }
+    if (zones)
+    {
+        // the zone of each cluster whose atoms share one, else -1
+        uniformZone_.assign(nc, -1);
+        for (int c = 0; c < nc; c++)
+        {
+            int z = -2;
+            for (int k = 0; k < c_clusterSize; k++)
+            {
+                const int a = atomOf[c * c_clusterSize + k];
+                if (a >= 0)
+                {
+                    z = z == -2 || z == zones->zone[a] ? zones->zone[a] : -1;
+                }
+            }
+            uniformZone_[c] = z == -2 ? 0 : z;
+        }
     }
     // xy bounds of each column's clusters (empty columns: never in reach)
     const int                         numCols = grid.numColumns(0) * grid.numColumns(1);
@@ -232,6 +271,20 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
                         for (int cj = int(first - boxes.data()); cj < int(last - boxes.data()); cj++)
                         {
                             uint32_t mask = occupied_[cj] * iRows;
+                            if (zones)
+                            {
+                                // most clusters lie in one zone: all lanes or none
+                                const int zi = uniformZone_[ci], zj = uniformZone_[cj];
+                                if (zi >= 0 && zj >= 0)
+                                {
+                                    const bool keep = (zi & zj) == 0 && !(zones->skipHomePairs && zi == 0 && zj == 0);
+                                    mask            = keep ? mask : 0;
+                                }
+                                else
+                                {
+                                    mask &= zonePairMask(*zones, atomOf, ci, cj);
+                                }
+                            }
                             if (cj == ci)
                             {
                                 // the same pairs as the opposite image, or
@@ -272,7 +325,7 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
                 for (int e = top.exclusionStart[a]; e < top.exclusionStart[a + 1]; e++)
                 {
                     const int b = top.exclusions[e];
-                    if (b == a)
+                    if (b == a || b >= numGridAtoms)
                     {
                         continue;
                     }

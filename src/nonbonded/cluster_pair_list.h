@@ -29,6 +29,16 @@ namespace putmd
 {
 
 constexpr int c_numShifts   = 27;
+
+/* Which pairs of a non-periodic search a domain-decomposed rank computes
+ * (domdec.h): zone[a] is the zone mask of grid atom a (0 for home atoms);
+ * a pair is kept when the AND of its atoms' masks is zero and, with
+ * skipHomePairs, when not both atoms are home (those are in the home list). */
+struct ZoneFilter
+{
+    const int* zone          = nullptr;
+    bool       skipHomePairs = false;
+};
 constexpr int c_centerShift = 13;
 
 /* A j-entry: the j-cluster and the 16-bit interaction mask of the 4x4
@@ -58,10 +68,13 @@ class ClusterPairList
 public:
     /* Every cluster pair (and image) with bounding boxes closer than rlist;
      * exclusions of top masked out. Requires rlist below half of every
-     * perpendicular width of the box when periodic. Threads take equal
+     * perpendicular width of the box when periodic. With zones (only
+     * without periodic images) the atom pairs the filter drops are masked
+     * out; exclusions of atoms outside the grid are ignored (a grid of a
+     * rank's home atoms). Threads take equal
      * ranges of i-clusters; the result does not depend on their number. */
     void search(const ClusterGrid& grid, const Box& box, double rlist, const Topology& top, bool periodic,
-                int numThreads = 1);
+                int numThreads = 1, const ZoneFilter* zones = nullptr);
 
     /* Exactly the atom pairs (a, j[p]) for p in [start[a], start[a + 1]),
      * atom indices of the grid's atoms, no shifts. */
@@ -85,6 +98,7 @@ private:
     std::vector<ClusterPairJ> j_;
     std::vector<int>          firstIOfCluster_; // numClusters + 1
     std::vector<uint32_t>     occupied_;
+    std::vector<int>          uniformZone_; // zone search: a cluster's one zone, or -1
     size_t                    lastNumJ_ = 0;
     std::vector<std::vector<ClusterPairI>> threadI_;
     std::vector<std::vector<ClusterPairJ>> threadJ_;

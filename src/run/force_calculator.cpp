@@ -12,6 +12,33 @@
 namespace putmd
 {
 
+namespace
+{
+
+/* The pair lists of a decomposed rank after a repartition: the cluster
+ * lists search the local atoms themselves, split by zones (home atoms'
+ * pairs, computed while the halo travels, then those with a halo atom);
+ * the double build's atom-pair lists take the decomposition's atom pairs. */
+template<typename List>
+void searchLocalPairs(DomainDecomposition& dd, const Topology& lt, const Box& box, double rlist, List& home, List& other)
+{
+    if constexpr (std::is_same_v<List, ClusterNonbonded>)
+    {
+        const auto& xs = dd.searchCoordinates();
+        home.buildLocal(lt, box, xs, rlist, dd.zones(), dd.numHome(), true);
+        other.buildLocal(lt, box, xs, rlist, dd.zones(), dd.numHome(), false);
+    }
+    else
+    {
+        const LocalPairs& h = dd.localPairs();
+        const LocalPairs& o = dd.nonlocalPairs();
+        home.setPairs(h.start, h.j, rlist);
+        other.setPairs(o.start, o.j, rlist);
+    }
+}
+
+} // namespace
+
 ForceCalculator::ForceCalculator(const Topology& top, const MdpOptions& mdp, const Box& box, double rlist) :
     top_(top), dispCorrMode_(mdp.dispCorr), ic_(makeInteractionConst(mdp)), rlist_(rlist)
 {
@@ -92,10 +119,7 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
     if (dd_->partitionCount() != partitionSeen_)
     {
         Timed t(timers_, Stage::Search);
-        const LocalPairs& home  = dd_->localPairs();
-        const LocalPairs& other = dd_->nonlocalPairs();
-        pairList_.setPairs(home.start, home.j, rlist_);
-        nonlocalPairList_.setPairs(other.start, other.j, rlist_);
+        searchLocalPairs(*dd_, lt, box, rlist_, pairList_, nonlocalPairList_);
         homeCharges_.assign(lt.charge.begin(), lt.charge.begin() + nh);
         partitionSeen_ = dd_->partitionCount();
         if (pmeClient_)
