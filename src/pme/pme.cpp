@@ -4,17 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
-#if defined(__SSE2__) && !PUTMD_DOUBLE
-#include <immintrin.h>
-#define PUTMD_PME_SSE 1
-#else
-#define PUTMD_PME_SSE 0
-#endif
 
 #include "core/units.h"
 #include "io/mdp.h"
 #include "pme/bspline.h"
 #include "pme/grid_size.h"
+#include "pme/pme_kernels.h"
 
 namespace putmd
 {
@@ -68,103 +63,8 @@ struct Pme::Splines
     std::vector<real>   theta[3], dtheta[3]; // the build's precision
 };
 
-namespace
+namespace pme_detail
 {
-
-/* B-spline weights of any order by the recursion (in double), stored in
- * the build's precision; order 4 has its own vectorised loop below. */
-inline void splinesOf(double w, real* theta, real* dtheta, int order)
-{
-    double th[16], dth[16];
-    fillBspline(order, w, th, dth);
-    for (int j = 0; j < order; j++)
-    {
-        theta[j]  = real(th[j]);
-        dtheta[j] = real(dth[j]);
-    }
-}
-
-#if PUTMD_PME_SSE
-/* Order 4 with 4-wide SSE rows (every x86-64 has SSE2): the z row of 4
- * points is one vector, so an atom is 16 row updates (spread) or 16 row
- * loads with two multiply-adds each (gather). The generic loops below are
- * the plain twin, used for other orders, rows that wrap and other CPUs. */
-inline void spreadAtomSse(real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* idx,
-                          real qi, const real* tx, const real* ty, const real* tz)
-{
-    // the row offsets and the 4 (y, z) weight rows once per atom, so that a
-    // row update is one multiply, a load, an add and a store
-    const __m128 vtz = _mm_loadu_ps(tz);
-    __m128       tyz[4];
-    size_t       yo[4];
-#pragma GCC unroll 4
-    for (int b = 0; b < 4; b++)
-    {
-        tyz[b] = _mm_mul_ps(_mm_set1_ps(ty[b]), vtz);
-        yo[b]  = size_t(wy[idx[1] + b]) * K[2];
-    }
-    const size_t plane = size_t(K[1]) * K[2];
-#pragma GCC unroll 4
-    for (int a = 0; a < 4; a++)
-    {
-        const __m128 qa   = _mm_set1_ps(qi * tx[a]);
-        real* const  xrow = grid + size_t(wx[idx[0] + a]) * plane + idx[2];
-#pragma GCC unroll 4
-        for (int b = 0; b < 4; b++)
-        {
-            real* r = xrow + yo[b];
-            _mm_storeu_ps(r, _mm_add_ps(_mm_loadu_ps(r), _mm_mul_ps(qa, tyz[b])));
-        }
-    }
-}
-
-inline float horizontalSum(__m128 v)
-{
-    const __m128 s = _mm_add_ps(v, _mm_movehl_ps(v, v));
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
-}
-
-inline void gatherAtomSse(const real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* idx,
-                          const real* tx, const real* ty, const real* tz, const real* dtx, const real* dty,
-                          const real* dtz, real fu[3])
-{
-    // per a: sx = sum_b ty_b g_row, sy = sum_b dty_b g_row (vectors over z);
-    // then f0 = tz . sum_a dtx_a sx, f1 = tz . sum_a tx_a sy,
-    // f2 = dtz . sum_a tx_a sx. Weights broadcast and row offsets found
-    // once per atom.
-    __m128 vty[4], vdty[4];
-    size_t yo[4];
-#pragma GCC unroll 4
-    for (int b = 0; b < 4; b++)
-    {
-        vty[b]  = _mm_set1_ps(ty[b]);
-        vdty[b] = _mm_set1_ps(dty[b]);
-        yo[b]   = size_t(wy[idx[1] + b]) * K[2];
-    }
-    const size_t plane = size_t(K[1]) * K[2];
-    __m128       f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps(), f2 = _mm_setzero_ps();
-#pragma GCC unroll 4
-    for (int a = 0; a < 4; a++)
-    {
-        const real* const xrow = grid + size_t(wx[idx[0] + a]) * plane + idx[2];
-        __m128            sx = _mm_setzero_ps(), sy = _mm_setzero_ps();
-#pragma GCC unroll 4
-        for (int b = 0; b < 4; b++)
-        {
-            const __m128 g = _mm_loadu_ps(xrow + yo[b]);
-            sx             = _mm_add_ps(sx, _mm_mul_ps(vty[b], g));
-            sy             = _mm_add_ps(sy, _mm_mul_ps(vdty[b], g));
-        }
-        f0 = _mm_add_ps(f0, _mm_mul_ps(_mm_set1_ps(dtx[a]), sx));
-        f1 = _mm_add_ps(f1, _mm_mul_ps(_mm_set1_ps(tx[a]), sy));
-        f2 = _mm_add_ps(f2, _mm_mul_ps(_mm_set1_ps(tx[a]), sx));
-    }
-    const __m128 vtz = _mm_loadu_ps(tz), vdtz = _mm_loadu_ps(dtz);
-    fu[0]            = horizontalSum(_mm_mul_ps(f0, vtz));
-    fu[1]            = horizontalSum(_mm_mul_ps(f1, vtz));
-    fu[2]            = horizontalSum(_mm_mul_ps(f2, vdtz));
-}
-#endif
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 // one copy per instruction set, chosen when the program starts (GCC's
@@ -179,7 +79,9 @@ inline void gatherAtomSse(const real* grid, const std::array<int, 3>& K, const i
  * form as one vectorised loop over the atoms (it was 40% of the spread one
  * atom at a time), in the build's precision throughout (as GROMACS's mixed
  * precision); products with 1/6 rather than divisions. */
-PUTMD_PME_CLONES void splinesOrder4(const Vec3<real>* x, int begin, int end, const Matrix3& inv,
+namespace
+{
+PUTMD_PME_CLONES void splinesOrder4Clones(const Vec3<real>* x, int begin, int end, const Matrix3& inv,
                                     const std::array<int, 3>& K, real* const theta[3], real* const dtheta[3],
                                     int* const index[3])
 {
@@ -219,95 +121,17 @@ PUTMD_PME_CLONES void splinesOrder4(const Vec3<real>* x, int begin, int end, con
         }
     }
 }
-
-/* One atom's charge onto the grid; P = 0: the run-time order p. Rows that
- * do not wrap in z take the contiguous (vectorised) loop. */
-template<int P>
-inline void spreadAtom(real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* wz, const int* idx,
-                       real qi, const real* tx, const real* ty, const real* tz, int p)
-{
-    const int  n      = P > 0 ? P : p;
-    const int  iz     = idx[2];
-    const bool inside = iz + n <= K[2];
-    for (int a = 0; a < n; a++)
-    {
-        const int  gx = wx[idx[0] + a];
-        const real qa = qi * tx[a];
-        for (int b = 0; b < n; b++)
-        {
-            const int  gy  = wy[idx[1] + b];
-            const real qab = qa * ty[b];
-            real*      row = grid + (size_t(gx) * K[1] + gy) * K[2];
-            if (inside)
-            {
-                real* r = row + iz;
-                for (int c = 0; c < n; c++)
-                {
-                    r[c] += qab * tz[c];
-                }
-            }
-            else
-            {
-                for (int c = 0; c < n; c++)
-                {
-                    row[wz[iz + c]] += qab * tz[c];
-                }
-            }
-        }
-    }
-}
-
-/* dE/du_d / q of one atom from the grid (u: grid coordinates). */
-template<int P>
-inline void gatherAtom(const real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* wz,
-                       const int* idx, const real* tx, const real* ty, const real* tz, const real* dtx, const real* dty,
-                       const real* dtz, int p, real fu[3])
-{
-    const int  n      = P > 0 ? P : p;
-    const int  iz     = idx[2];
-    const bool inside = iz + n <= K[2];
-    real       f0 = 0, f1 = 0, f2 = 0;
-    for (int a = 0; a < n; a++)
-    {
-        const int gx = wx[idx[0] + a];
-        real      sx = 0, sy = 0, sdz = 0; // sums over b and c for this a
-        for (int b = 0; b < n; b++)
-        {
-            const int   gy  = wy[idx[1] + b];
-            const real* row = grid + (size_t(gx) * K[1] + gy) * K[2];
-            real        gz = 0, gdz = 0; // sum_c theta_z g, sum_c dtheta_z g
-            if (inside)
-            {
-                const real* r = row + iz;
-                for (int c = 0; c < n; c++)
-                {
-                    gz += tz[c] * r[c];
-                    gdz += dtz[c] * r[c];
-                }
-            }
-            else
-            {
-                for (int c = 0; c < n; c++)
-                {
-                    const real g = row[wz[iz + c]];
-                    gz += tz[c] * g;
-                    gdz += dtz[c] * g;
-                }
-            }
-            sx += ty[b] * gz;
-            sy += dty[b] * gz;
-            sdz += ty[b] * gdz;
-        }
-        f0 += dtx[a] * sx;
-        f1 += tx[a] * sy;
-        f2 += tx[a] * sdz;
-    }
-    fu[0] = f0;
-    fu[1] = f1;
-    fu[2] = f2;
-}
-
 } // namespace
+
+void splinesOrder4(const Vec3<real>* x, int begin, int end, const Matrix3& inv, const std::array<int, 3>& K,
+                   real* const theta[3], real* const dtheta[3], int* const index[3])
+{
+    splinesOrder4Clones(x, begin, end, inv, K, theta, dtheta, index);
+}
+
+} // namespace pme_detail
+
+using namespace pme_detail;
 
 Pme::Pme(const PmeParameters& params) : params_(params), splines_(std::make_unique<Splines>())
 {
@@ -580,6 +404,34 @@ double solvePmeBlock(const PmeParameters& params, const std::array<std::vector<d
         }
     }
     return energy;
+}
+
+double applyInfluenceBlock(const PmeParameters& params, std::complex<real>* data, const SpectrumBlock& block,
+                           const real* influence)
+{
+    const int  K2 = params.gridSize[2];
+    const auto& o = block.order;
+    double     e  = 0;
+    size_t     i  = 0;
+    int        k[3];
+    for (int a = 0; a < block.size[o[0]]; a++)
+    {
+        k[o[0]] = block.start[o[0]] + a;
+        for (int b = 0; b < block.size[o[1]]; b++)
+        {
+            k[o[1]] = block.start[o[1]] + b;
+            for (int c = 0; c < block.size[o[2]]; c++, i++)
+            {
+                k[o[2]]             = block.start[o[2]] + c;
+                const int    kz     = k[2];
+                const double weight = (kz == 0 || (K2 % 2 == 0 && kz == K2 / 2)) ? 0.5 : 1.0; // 0.5 x the r2c weight
+                const auto   v      = data[i];
+                e += weight * influence[i] * (double(v.real()) * v.real() + double(v.imag()) * v.imag());
+                data[i] = v * influence[i];
+            }
+        }
+    }
+    return e;
 }
 
 double Pme::solve(const Box& box, Matrix3* virial)

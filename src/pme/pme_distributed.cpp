@@ -3,11 +3,13 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "core/units.h"
 #include "pme/bspline.h"
+#include "pme/pme_kernels.h"
 
 namespace putmd
 {
@@ -141,16 +143,24 @@ DistributedPme::DistributedPme(const PmeParameters& params, comm::Communicator& 
         border_[d] = std::move(plan);
     }
     grid_.assign(size_t(ext_[0]) * ext_[1] * K[2], real(0));
+    for (int d = 0; d < 2; d++)
+    {
+        rowTable_[d].resize(ext_[d]);
+        for (int e = 0; e < ext_[d]; e++)
+        {
+            rowTable_[d][e] = e; // the extended block is not periodic
+        }
+    }
+    rowTable_[2].resize(K[2] + p);
+    for (int z = 0; z < K[2] + p; z++)
+    {
+        rowTable_[2][z] = z % K[2];
+    }
     exchangeScratch_ = std::make_unique<BorderScratch>();
     const int P = comm.size();
     sendCounts_.assign(P, 0);
     recvCounts_.assign(P, 0);
-    sendDispl_.assign(P + 1, 0);
     recvDispl_.assign(P + 1, 0);
-    for (auto& v : scaled_)
-    {
-        v.assign(P, 0);
-    }
 }
 
 DistributedPme::~DistributedPme() = default;
@@ -293,176 +303,236 @@ void DistributedPme::borderExchange(int dim, bool sum)
     }
 }
 
-/* MPI_Alltoallv of per-atom blocks of `per` doubles: counts and
- * displacements in atoms (displ has P + 1 entries); counted in the PME
- * phase (one collective, a message per non-empty block to another rank). */
-void DistributedPme::alltoallvAtoms(const double* send, const std::vector<int>& sendCounts,
-                                    const std::vector<int>& sendDispl, double* recv, const std::vector<int>& recvCounts,
-                                    const std::vector<int>& recvDispl, int per)
+/* Redistribution plans: a link to every rank of the communicator (self
+ * included), sized for all of a sender's atoms, so that every step moves
+ * only data and flags; the receiver learns a link's atom count from its
+ * header. Forces go back on the reverse links, sized from what can
+ * arrive. Collective (search steps). */
+void DistributedPme::planRedistribution(int maxAtoms)
 {
-    const int         P     = comm_.size();
-    comm::PhaseStats& stats = comm_.mutableStats(comm::Phase::Pme);
+    const int P = comm_.size();
+    if (!redistX_)
+    {
+        redistX_ = comm_.makeExchange(comm::Phase::Pme);
+        redistF_ = comm_.makeExchange(comm::Phase::Pme);
+    }
+    std::vector<comm::SendLink> sends;
+    std::vector<int>            peers;
     for (int r = 0; r < P; r++)
     {
-        scaled_[0][r] = sendCounts[r] * per;
-        scaled_[1][r] = sendDispl[r] * per;
-        scaled_[2][r] = recvCounts[r] * per;
-        scaled_[3][r] = recvDispl[r] * per;
-        if (r != comm_.rank() && sendCounts[r] > 0)
-        {
-            stats.recordMessage(long(scaled_[0][r]) * long(sizeof(double)));
-        }
+        sends.push_back({ r, kRedistHeaderBytes + size_t(maxAtoms) * kAtomXBytes });
+        peers.push_back(r);
     }
-    MPI_Alltoallv(send, scaled_[0].data(), scaled_[1].data(), MPI_DOUBLE, recv, scaled_[2].data(), scaled_[3].data(),
-                  MPI_DOUBLE, comm_.mpiComm());
-    stats.collectives++;
+    redistX_->plan(sends, peers);
+    sends.clear();
+    for (int r = 0; r < P; r++)
+    {
+        const size_t atoms = (redistX_->recvBytes(r) - kRedistHeaderBytes) / kAtomXBytes;
+        sends.push_back({ r, atoms * kAtomFBytes });
+    }
+    redistF_->plan(sends, peers);
+    plannedAtoms_ = maxAtoms;
+}
+
+/* The grid cell of an atom along d: the spline code's own arithmetic (see
+ * pmeCellOrder4), so the owner a sender chooses is the owner of the cell
+ * the splines put the atom in. */
+int DistributedPme::cellOf(const Vec3<real>& x, const Matrix3& inv, int d) const
+{
+    if (params_.order == 4)
+    {
+        return pme_detail::pmeCellOrder4(x, inv, d, params_.gridSize[d]);
+    }
+    double w = 0;
+    return pmeGridCell(x, inv, d, params_.gridSize[d], &w);
 }
 
 void DistributedPme::redistributeX(const Box& box, std::span<const Vec3<real>> x, std::span<const double> q)
 {
     const int      P   = comm_.size();
-    const auto     K   = params_.gridSize;
     const Matrix3& inv = box.inverse();
     const int      n   = static_cast<int>(x.size());
-    if (P == 1)
+    if (plannedAtoms_ < 0)
     {
-        xMine_.assign(x.begin(), x.end());
-        qMine_.assign(q.begin(), q.end());
-        return;
+        planRedistribution(n); // the first computation (collective like it)
+    }
+    if (n > plannedAtoms_)
+    {
+        throw std::logic_error("DistributedPme: " + std::to_string(n) + " atoms, but the redistribution was planned for "
+                               + std::to_string(plannedAtoms_) + " (planRedistribution at the search step)");
     }
     destOf_.resize(n);
     slotOf_.resize(n);
     std::fill(sendCounts_.begin(), sendCounts_.end(), 0);
     for (int a = 0; a < n; a++)
     {
-        double    w  = 0;
-        const int cx = pmeGridCell(x[a], inv, 0, K[0], &w);
-        const int cy = pmeGridCell(x[a], inv, 1, K[1], &w);
+        const int cx = cellOf(x[a], inv, 0);
+        const int cy = cellOf(x[a], inv, 1);
         destOf_[a]   = owner_[0][cx] * procGrid_[1] + owner_[1][cy];
         slotOf_[a]   = sendCounts_[destOf_[a]]++;
     }
-    comm::PhaseStats& stats = comm_.mutableStats(comm::Phase::Pme);
-    const double      t0    = now();
-    MPI_Alltoall(sendCounts_.data(), 1, MPI_INT, recvCounts_.data(), 1, MPI_INT, comm_.mpiComm());
-    stats.collectives++;
-    constexpr int kPer = 4; // x, y, z, q as doubles
+    // header (the count), then x, y, z, q per atom in the build's precision
+    std::vector<std::byte*> out(P);
     for (int r = 0; r < P; r++)
     {
-        sendDispl_[r + 1] = sendDispl_[r] + sendCounts_[r];
-        recvDispl_[r + 1] = recvDispl_[r] + recvCounts_[r];
+        std::byte* buf  = redistX_->sendBuffer(r).data();
+        const int64_t c = sendCounts_[r];
+        std::memcpy(buf, &c, sizeof c);
+        out[r] = buf + kRedistHeaderBytes;
+        redistX_->setSendSize(r, kRedistHeaderBytes + size_t(c) * kAtomXBytes);
     }
-    sendBuf_.resize(size_t(n) * kPer);
     for (int a = 0; a < n; a++)
     {
-        double* dst = &sendBuf_[size_t(sendDispl_[destOf_[a]] + slotOf_[a]) * kPer];
-        dst[0]      = x[a].x;
-        dst[1]      = x[a].y;
-        dst[2]      = x[a].z;
-        dst[3]      = q[a];
+        const real v[4] = { x[a].x, x[a].y, x[a].z, real(q[a]) };
+        std::memcpy(out[destOf_[a]] + size_t(slotOf_[a]) * kAtomXBytes, v, kAtomXBytes);
     }
-    const int total = recvDispl_[P];
-    recvBuf_.resize(size_t(total) * kPer);
-    alltoallvAtoms(sendBuf_.data(), sendCounts_, sendDispl_, recvBuf_.data(), recvCounts_, recvDispl_, kPer);
-    stats.waitSeconds += now() - t0;
+    redistX_->start();
+    redistX_->finish();
+    // arrivals in source rank order: the same order on every backend
+    int total = 0;
+    for (int r = 0; r < P; r++)
+    {
+        int64_t c = 0;
+        std::memcpy(&c, redistX_->recvBuffer(r).data(), sizeof c);
+        recvCounts_[r] = static_cast<int>(c);
+        recvDispl_[r]  = total;
+        total += recvCounts_[r];
+    }
+    recvDispl_[P] = total;
     xMine_.resize(total);
     qMine_.resize(total);
-    for (int a = 0; a < total; a++)
+    for (int r = 0; r < P; r++)
     {
-        const double* src = &recvBuf_[size_t(a) * kPer];
-        xMine_[a]         = Vec3<real>(real(src[0]), real(src[1]), real(src[2]));
-        qMine_[a]         = src[3];
+        const std::byte* in = redistX_->recvBuffer(r).data() + kRedistHeaderBytes;
+        for (int k = 0; k < recvCounts_[r]; k++)
+        {
+            real v[4];
+            std::memcpy(v, in + size_t(k) * kAtomXBytes, kAtomXBytes);
+            xMine_[recvDispl_[r] + k] = Vec3<real>(v[0], v[1], v[2]);
+            qMine_[recvDispl_[r] + k] = v[3];
+        }
     }
 }
 
 void DistributedPme::redistributeF(std::span<Vec3<real>> f)
 {
     const int P = comm_.size();
-    if (P == 1)
+    for (int r = 0; r < P; r++)
     {
-        for (size_t a = 0; a < f.size(); a++)
-        {
-            f[a] += fMine_[a];
-        }
-        return;
+        std::memcpy(redistF_->sendBuffer(r).data(), fMine_.data() + recvDispl_[r], size_t(recvCounts_[r]) * kAtomFBytes);
+        redistF_->setSendSize(r, size_t(recvCounts_[r]) * kAtomFBytes);
     }
-    constexpr int kPer  = 3;
-    const int     total = recvDispl_[P];
-    recvBuf_.resize(size_t(total) * kPer);
-    for (int a = 0; a < total; a++)
-    {
-        for (int d = 0; d < 3; d++)
-        {
-            recvBuf_[size_t(a) * kPer + d] = fMine_[a][d];
-        }
-    }
-    sendBuf_.resize(size_t(sendDispl_[P]) * kPer);
-    const double t0 = now();
-    // the reverse of redistributeX
-    alltoallvAtoms(recvBuf_.data(), recvCounts_, recvDispl_, sendBuf_.data(), sendCounts_, sendDispl_, kPer);
-    comm_.mutableStats(comm::Phase::Pme).waitSeconds += now() - t0;
+    redistF_->start();
+    redistF_->finish();
     for (size_t a = 0; a < f.size(); a++)
     {
-        const double* src = &sendBuf_[size_t(sendDispl_[destOf_[a]] + slotOf_[a]) * kPer];
-        f[a] += Vec3<real>(real(src[0]), real(src[1]), real(src[2]));
+        Vec3<real> fa;
+        std::memcpy(&fa, redistF_->recvBuffer(destOf_[a]).data() + size_t(slotOf_[a]) * kAtomFBytes, kAtomFBytes);
+        f[a] += fa;
     }
 }
 
-void DistributedPme::spread(const Box& box)
+/* Splines of the atoms this rank spreads; x and y indices become the first
+ * spline point in the extended block (cell - own0, see the header), z stays
+ * the wrapped global index. */
+void DistributedPme::computeSplines(const Box& box)
 {
     const int      p   = params_.order;
     const auto     K   = params_.gridSize;
     const Matrix3& inv = box.inverse();
     const int      n   = static_cast<int>(xMine_.size());
-    std::fill(grid_.begin(), grid_.end(), real(0));
     for (int d = 0; d < 3; d++)
     {
-        cell_[d].resize(n);
+        index_[d].resize(n);
         theta_[d].resize(size_t(n) * p);
         dtheta_[d].resize(size_t(n) * p);
     }
-    const int nz = K[2];
+    if (p == 4)
+    {
+        real* const theta[3]  = { theta_[0].data(), theta_[1].data(), theta_[2].data() };
+        real* const dtheta[3] = { dtheta_[0].data(), dtheta_[1].data(), dtheta_[2].data() };
+        int* const  index[3]  = { index_[0].data(), index_[1].data(), index_[2].data() };
+        pme_detail::splinesOrder4(xMine_.data(), 0, n, inv, K, theta, dtheta, index);
+    }
+    else
+    {
+        for (int a = 0; a < n; a++)
+        {
+            for (int d = 0; d < 3; d++)
+            {
+                double    w  = 0;
+                const int iu = pmeGridCell(xMine_[a], inv, d, K[d], &w);
+                pme_detail::splinesOf(w, &theta_[d][size_t(a) * p], &dtheta_[d][size_t(a) * p], p);
+                index_[d][a] = positiveMod(iu - p + 1, K[d]);
+            }
+        }
+    }
     for (int a = 0; a < n; a++)
     {
-        for (int d = 0; d < 3; d++)
+        for (int d = 0; d < 2; d++)
         {
-            double w    = 0;
-            cell_[d][a] = pmeGridCell(xMine_[a], inv, d, K[d], &w);
-            fillBspline(p, w, &theta_[d][size_t(a) * p], &dtheta_[d][size_t(a) * p]);
+            const int e = positiveMod(index_[d][a] + p - 1, K[d]) - own0_[d];
+            if (e < 0 || e >= ownSize_[d])
+            {
+                throw std::logic_error("DistributedPme: an atom arrived whose grid cell this rank does not own");
+            }
+            index_[d][a] = e;
         }
+    }
+}
+
+/* The spread with the one-rank kernels (pme_kernels.h) on the extended
+ * block: identity row tables in x and y, wrapping in z. */
+void DistributedPme::spread(const Box& box)
+{
+    const int                p    = params_.order;
+    const int                nz   = params_.gridSize[2];
+    const std::array<int, 3> Kext = { ext_[0], ext_[1], nz };
+    std::fill(grid_.begin(), grid_.end(), real(0));
+    computeSplines(box);
+    const int  n  = static_cast<int>(xMine_.size());
+    const int* wx = rowTable_[0].data();
+    const int* wy = rowTable_[1].data();
+    const int* wz = rowTable_[2].data();
+    for (int a = 0; a < n; a++)
+    {
         if (qMine_[a] == 0)
         {
             continue;
         }
-        // extended-grid index of the first spline point: cell - own0 (see the header)
-        const int     ex = cell_[0][a] - own0_[0];
-        const int     ey = cell_[1][a] - own0_[1];
-        const int     z0 = positiveMod(cell_[2][a] - p + 1, nz);
-        const double* tx = &theta_[0][size_t(a) * p];
-        const double* ty = &theta_[1][size_t(a) * p];
-        const double* tz = &theta_[2][size_t(a) * p];
-        for (int i = 0; i < p; i++)
+        const int   idx[3] = { index_[0][a], index_[1][a], index_[2][a] };
+        const real  qa     = real(qMine_[a]);
+        const real* tx     = &theta_[0][size_t(a) * p];
+        const real* ty     = &theta_[1][size_t(a) * p];
+        const real* tz     = &theta_[2][size_t(a) * p];
+#if PUTMD_PME_SSE
+        if (p == 4 && idx[2] + 4 <= nz)
         {
-            const double qa = qMine_[a] * tx[i];
-            for (int j = 0; j < p; j++)
-            {
-                const double qab = qa * ty[j];
-                real*        row = grid_.data() + (size_t(ex + i) * ext_[1] + ey + j) * nz;
-                for (int k = 0; k < p; k++)
-                {
-                    row[(z0 + k) % nz] += real(qab * tz[k]);
-                }
-            }
+            pme_detail::spreadAtomSse(grid_.data(), Kext, wx, wy, idx, qa, tx, ty, tz);
+            continue;
+        }
+#endif
+        if (p == 4)
+        {
+            pme_detail::spreadAtom<4>(grid_.data(), Kext, wx, wy, wz, idx, qa, tx, ty, tz, p);
+        }
+        else
+        {
+            pme_detail::spreadAtom<0>(grid_.data(), Kext, wx, wy, wz, idx, qa, tx, ty, tz, p);
         }
     }
 }
 
 void DistributedPme::gather(const Box& box)
 {
-    const int      p   = params_.order;
-    const auto     K   = params_.gridSize;
-    const Matrix3& inv = box.inverse();
-    const int      n   = static_cast<int>(xMine_.size());
-    const int      nz  = K[2];
+    const int                p    = params_.order;
+    const auto               K    = params_.gridSize;
+    const std::array<int, 3> Kext = { ext_[0], ext_[1], K[2] };
+    const Matrix3&           inv  = box.inverse();
+    const int                n    = static_cast<int>(xMine_.size());
+    const int*               wx   = rowTable_[0].data();
+    const int*               wy   = rowTable_[1].data();
+    const int*               wz   = rowTable_[2].data();
     fMine_.assign(n, Vec3<real>());
     for (int a = 0; a < n; a++)
     {
@@ -470,36 +540,33 @@ void DistributedPme::gather(const Box& box)
         {
             continue;
         }
-        const int     ex  = cell_[0][a] - own0_[0];
-        const int     ey  = cell_[1][a] - own0_[1];
-        const int     z0  = positiveMod(cell_[2][a] - p + 1, nz);
-        const double* tx  = &theta_[0][size_t(a) * p];
-        const double* ty  = &theta_[1][size_t(a) * p];
-        const double* tz  = &theta_[2][size_t(a) * p];
-        const double* dtx = &dtheta_[0][size_t(a) * p];
-        const double* dty = &dtheta_[1][size_t(a) * p];
-        const double* dtz = &dtheta_[2][size_t(a) * p];
-        double        fu[3] = { 0, 0, 0 };
-        for (int i = 0; i < p; i++)
+        const size_t o      = size_t(a) * p;
+        const int    idx[3] = { index_[0][a], index_[1][a], index_[2][a] };
+        real         fu[3];
+#if PUTMD_PME_SSE
+        if (p == 4 && idx[2] + 4 <= K[2])
         {
-            for (int j = 0; j < p; j++)
-            {
-                const real* row = grid_.data() + (size_t(ex + i) * ext_[1] + ey + j) * nz;
-                for (int k = 0; k < p; k++)
-                {
-                    const double g = row[(z0 + k) % nz];
-                    fu[0] += dtx[i] * ty[j] * tz[k] * g;
-                    fu[1] += tx[i] * dty[j] * tz[k] * g;
-                    fu[2] += tx[i] * ty[j] * dtz[k] * g;
-                }
-            }
+            pme_detail::gatherAtomSse(grid_.data(), Kext, wx, wy, idx, &theta_[0][o], &theta_[1][o], &theta_[2][o],
+                                      &dtheta_[0][o], &dtheta_[1][o], &dtheta_[2][o], fu);
+        }
+        else
+#endif
+        if (p == 4)
+        {
+            pme_detail::gatherAtom<4>(grid_.data(), Kext, wx, wy, wz, idx, &theta_[0][o], &theta_[1][o], &theta_[2][o],
+                                      &dtheta_[0][o], &dtheta_[1][o], &dtheta_[2][o], p, fu);
+        }
+        else
+        {
+            pme_detail::gatherAtom<0>(grid_.data(), Kext, wx, wy, wz, idx, &theta_[0][o], &theta_[1][o], &theta_[2][o],
+                                      &dtheta_[0][o], &dtheta_[1][o], &dtheta_[2][o], p, fu);
         }
         for (int e = 0; e < 3; e++)
         {
             double de = 0;
             for (int d = 0; d < 3; d++)
             {
-                de += fu[d] * K[d] * inv(e, d);
+                de += double(fu[d]) * K[d] * inv(e, d);
             }
             fMine_[a][e] = real(-qMine_[a] * de);
         }
@@ -546,7 +613,24 @@ double DistributedPme::compute(const Box& box, std::span<const Vec3<real>> x, st
         block.start = fft_->complexStart();
         block.size  = fft_->complexSize();
         block.order = fft_->complexOrder();
-        energy      = solvePmeBlock(params_, moduli_, box, fft_->complexData(), block, virial);
+        // the factors of the last full solve while the box is unchanged
+        // (Pme::solve's cache): no exp per point on steps without virial
+        const size_t n = size_t(block.size[0]) * block.size[1] * block.size[2];
+        bool same = influence_.size() == n;
+        for (int a = 0; a < 9 && same; a++)
+        {
+            same = box.vectors()(a / 3, a % 3) == influenceBox_.vectors()(a / 3, a % 3);
+        }
+        if (virial || !same)
+        {
+            influence_.resize(n);
+            influenceBox_ = box;
+            energy = solvePmeBlock(params_, moduli_, box, fft_->complexData(), block, virial, influence_.data());
+        }
+        else
+        {
+            energy = applyInfluenceBlock(params_, fft_->complexData(), block, influence_.data());
+        }
     }
     {
         Timed t(timers, Stage::PmeFft);

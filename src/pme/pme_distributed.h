@@ -8,11 +8,15 @@
  * need not divide, and a rank may own nothing). One computation:
  *
  *  1. redistribution X: each atom goes to the rank owning the grid cell its
- *     position falls in (x, y); coordinates and charges out, one
- *     MPI_Alltoall of counts and one MPI_Alltoallv of data;
+ *     position falls in (x, y); coordinates and charges are put into a
+ *     region the owner planned for them (comm::Exchange, one link per rank,
+ *     sized at search steps by planRedistribution; a header carries the
+ *     count), so a step has no collective;
  *  2. spread: B-splines of order p reach p-1 points below an atom's cell,
  *     so a rank spreads into its block extended by p-1 planes below in x
- *     and p-1 rows below in y (z is whole, wrapped locally);
+ *     and p-1 rows below in y (z is whole, wrapped locally), with the
+ *     one-rank kernels (pme_kernels.h: order-4 splines as one vectorised
+ *     loop, SSE rows in the mixed build);
  *  3. border summation: the extended planes go to the ranks owning them
  *     and are added there, first along x (whole extended rows, so corners
  *     travel on), then along y (owned planes only). The owner is looked up
@@ -38,6 +42,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/exchange.h"
 #include "core/box.h"
 #include "core/real.h"
 #include "core/vec.h"
@@ -57,6 +62,11 @@ public:
                    TransposeAlgorithm transpose, double totalCharge);
     ~DistributedPme();
 
+    /* Collective: sizes the redistribution for at most maxAtoms atoms in
+     * any later compute() on this rank (search steps; the first compute()
+     * plans for its own count if this was never called). */
+    void planRedistribution(int maxAtoms);
+
     /* Collective over the communicator. Adds the reciprocal forces on this
      * rank's atoms x (charges q) to f. Returns this rank's share of the
      * energy (the shares of all ranks add up to the reciprocal energy; rank 0
@@ -74,8 +84,8 @@ private:
     struct BorderScratch;
     void redistributeX(const Box& box, std::span<const Vec3<real>> x, std::span<const double> q);
     void redistributeF(std::span<Vec3<real>> f);
-    void alltoallvAtoms(const double* send, const std::vector<int>& sendCounts, const std::vector<int>& sendDispl,
-                        double* recv, const std::vector<int>& recvCounts, const std::vector<int>& recvDispl, int per);
+    int  cellOf(const Vec3<real>& x, const Matrix3& inv, int d) const;
+    void computeSplines(const Box& box);
     void spread(const Box& box);
     void gather(const Box& box);
     void borderExchange(int dim, bool sum);
@@ -95,17 +105,25 @@ private:
     std::unique_ptr<BorderPlan>        border_[2];
     std::unique_ptr<BorderScratch>     exchangeScratch_;
 
+    // redistribution: links to every rank, planned at search steps
+    static constexpr size_t kRedistHeaderBytes = 16;                // the atom count
+    static constexpr size_t kAtomXBytes        = 4 * sizeof(real); // x, y, z, q
+    static constexpr size_t kAtomFBytes        = 3 * sizeof(real);
+    std::unique_ptr<comm::Exchange> redistX_, redistF_;
+    int                             plannedAtoms_ = -1;
     // redistribution state of the current computation
-    std::vector<int>        sendCounts_, recvCounts_, sendDispl_, recvDispl_;
-    std::array<std::vector<int>, 4> scaled_; // the same in doubles, for MPI
+    std::vector<int>        sendCounts_, recvCounts_, recvDispl_;
     std::vector<int>        destOf_;      // destination rank of each input atom
     std::vector<int>        slotOf_;      // position of each input atom in its destination's block
-    std::vector<double>     sendBuf_, recvBuf_;
     std::vector<Vec3<real>> xMine_;       // the atoms this rank spreads
     std::vector<double>     qMine_;
     std::vector<Vec3<real>> fMine_;
-    std::vector<int>        cell_[3];
-    std::vector<double>     theta_[3], dtheta_[3];
+    // splines of xMine_: first point (x, y: in the extended block; z: global)
+    std::array<std::vector<int>, 3>  index_;
+    std::array<std::vector<real>, 3> theta_, dtheta_;
+    std::array<std::vector<int>, 3>  rowTable_; // identity (x, y), wrap (z)
+    std::vector<real>                influence_; // solve factors for influenceBox_
+    Box                              influenceBox_;
 };
 
 } // namespace putmd

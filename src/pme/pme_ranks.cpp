@@ -230,8 +230,18 @@ PmeRankResult runPmeRank(comm::Communicator& world, comm::Communicator& pme, con
         }
         toPp->plan(sends, {});
     };
-    planBoth();
     DistributedPme dpme(params, pme, choosePencilGrid(pme.size(), params.gridSize), transpose, totalCharge);
+    // the atoms this rank can receive from its PP ranks bound its PME atoms
+    auto planAll = [&] {
+        planBoth();
+        std::size_t atoms = 0;
+        for (int k = 0; k < links; k++)
+        {
+            atoms += PmeMessageLayout::atomsForToPme(toPme->recvBytes(k));
+        }
+        dpme.planRedistribution(static_cast<int>(atoms));
+    };
+    planAll();
 
     std::vector<Vec3<real>> x, f;
     std::vector<double>     q;
@@ -265,7 +275,7 @@ PmeRankResult runPmeRank(comm::Communicator& world, comm::Communicator& pme, con
             {
                 break;
             }
-            planBoth();
+            planAll();
             continue;
         }
         x.clear();

@@ -126,6 +126,10 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
         {
             pmeClient_->checkCapacity(nh);
         }
+        if (distributedPme_)
+        {
+            distributedPme_->planRedistribution(nh);
+        }
     }
     out.f.assign(nl, Vec3<real>());
     out.energies = EnergyTerms();

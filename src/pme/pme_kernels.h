@@ -1,0 +1,236 @@
+/* pme/pme_kernels.h — the per-atom PME kernels shared by the one-rank Pme
+ * (pme.h) and the distributed PME (pme_distributed.h): B-spline weights
+ * (order 4 as one vectorised loop over atoms, other orders by the
+ * recursion), and the spread and gather of one atom, with 4-wide SSE rows
+ * for order 4 in the mixed build and plain loops (the reference twin, any
+ * order) otherwise.
+ *
+ * Grid addressing: a grid of K[0] x K[1] x K[2] points (z fastest); an
+ * atom's first spline point is idx[d], and the rows it touches are wx[idx[0]
+ * + a], wy[idx[1] + b] (tables that wrap a periodic grid, or the identity
+ * on a rank's extended block) and z points idx[2] + c, through wz where a
+ * row wraps.
+ */
+#pragma once
+
+#include <array>
+#include <cstddef>
+#if defined(__SSE2__) && !PUTMD_DOUBLE
+#include <immintrin.h>
+#define PUTMD_PME_SSE 1
+#else
+#define PUTMD_PME_SSE 0
+#endif
+
+#include "core/box.h"
+#include "core/real.h"
+#include "core/vec.h"
+#include "pme/bspline.h"
+
+namespace putmd::pme_detail
+{
+
+/* Grid cells and order-4 weights of atoms [begin, end): theta/dtheta[d]
+ * hold 4 per atom, index[d] the first grid point (wrapped into [0, K)).
+ * The cell is pmeCellOrder4's. */
+void splinesOrder4(const Vec3<real>* x, int begin, int end, const Matrix3& inv, const std::array<int, 3>& K,
+                   real* const theta[3], real* const dtheta[3], int* const index[3]);
+
+/* The grid cell splinesOrder4 puts an atom in along d, by the same
+ * arithmetic (the build's precision, no contraction: ISO C++ mode), so a
+ * rank that sends atoms to the owner of their cell and the owner that
+ * computes the splines agree on every atom. */
+inline int pmeCellOrder4(const Vec3<real>& x, const Matrix3& inv, int d, int Kd)
+{
+    const real a = real(inv(0, d)), b = real(inv(1, d)), c = real(inv(2, d));
+    real       sfrac = x.x * a + x.y * b + x.z * c;
+    const int  whole = static_cast<int>(sfrac);
+    sfrac -= real(whole) - (real(whole) > sfrac ? real(1) : real(0));
+    const real u  = sfrac * real(Kd);
+    const int  iu = static_cast<int>(u);
+    return iu >= Kd ? Kd - 1 : iu;
+}
+
+/* B-spline weights of any order by the recursion (in double), stored in
+ * the build's precision; order 4 has its own vectorised loop below. */
+inline void splinesOf(double w, real* theta, real* dtheta, int order)
+{
+    double th[16], dth[16];
+    fillBspline(order, w, th, dth);
+    for (int j = 0; j < order; j++)
+    {
+        theta[j]  = real(th[j]);
+        dtheta[j] = real(dth[j]);
+    }
+}
+
+#if PUTMD_PME_SSE
+/* Order 4 with 4-wide SSE rows (every x86-64 has SSE2): the z row of 4
+ * points is one vector, so an atom is 16 row updates (spread) or 16 row
+ * loads with two multiply-adds each (gather). The generic loops below are
+ * the plain twin, used for other orders, rows that wrap and other CPUs. */
+inline void spreadAtomSse(real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* idx,
+                          real qi, const real* tx, const real* ty, const real* tz)
+{
+    // the row offsets and the 4 (y, z) weight rows once per atom, so that a
+    // row update is one multiply, a load, an add and a store
+    const __m128 vtz = _mm_loadu_ps(tz);
+    __m128       tyz[4];
+    size_t       yo[4];
+#pragma GCC unroll 4
+    for (int b = 0; b < 4; b++)
+    {
+        tyz[b] = _mm_mul_ps(_mm_set1_ps(ty[b]), vtz);
+        yo[b]  = size_t(wy[idx[1] + b]) * K[2];
+    }
+    const size_t plane = size_t(K[1]) * K[2];
+#pragma GCC unroll 4
+    for (int a = 0; a < 4; a++)
+    {
+        const __m128 qa   = _mm_set1_ps(qi * tx[a]);
+        real* const  xrow = grid + size_t(wx[idx[0] + a]) * plane + idx[2];
+#pragma GCC unroll 4
+        for (int b = 0; b < 4; b++)
+        {
+            real* r = xrow + yo[b];
+            _mm_storeu_ps(r, _mm_add_ps(_mm_loadu_ps(r), _mm_mul_ps(qa, tyz[b])));
+        }
+    }
+}
+
+inline float horizontalSum(__m128 v)
+{
+    const __m128 s = _mm_add_ps(v, _mm_movehl_ps(v, v));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
+}
+
+inline void gatherAtomSse(const real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* idx,
+                          const real* tx, const real* ty, const real* tz, const real* dtx, const real* dty,
+                          const real* dtz, real fu[3])
+{
+    // per a: sx = sum_b ty_b g_row, sy = sum_b dty_b g_row (vectors over z);
+    // then f0 = tz . sum_a dtx_a sx, f1 = tz . sum_a tx_a sy,
+    // f2 = dtz . sum_a tx_a sx. Weights broadcast and row offsets found
+    // once per atom.
+    __m128 vty[4], vdty[4];
+    size_t yo[4];
+#pragma GCC unroll 4
+    for (int b = 0; b < 4; b++)
+    {
+        vty[b]  = _mm_set1_ps(ty[b]);
+        vdty[b] = _mm_set1_ps(dty[b]);
+        yo[b]   = size_t(wy[idx[1] + b]) * K[2];
+    }
+    const size_t plane = size_t(K[1]) * K[2];
+    __m128       f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps(), f2 = _mm_setzero_ps();
+#pragma GCC unroll 4
+    for (int a = 0; a < 4; a++)
+    {
+        const real* const xrow = grid + size_t(wx[idx[0] + a]) * plane + idx[2];
+        __m128            sx = _mm_setzero_ps(), sy = _mm_setzero_ps();
+#pragma GCC unroll 4
+        for (int b = 0; b < 4; b++)
+        {
+            const __m128 g = _mm_loadu_ps(xrow + yo[b]);
+            sx             = _mm_add_ps(sx, _mm_mul_ps(vty[b], g));
+            sy             = _mm_add_ps(sy, _mm_mul_ps(vdty[b], g));
+        }
+        f0 = _mm_add_ps(f0, _mm_mul_ps(_mm_set1_ps(dtx[a]), sx));
+        f1 = _mm_add_ps(f1, _mm_mul_ps(_mm_set1_ps(tx[a]), sy));
+        f2 = _mm_add_ps(f2, _mm_mul_ps(_mm_set1_ps(tx[a]), sx));
+    }
+    const __m128 vtz = _mm_loadu_ps(tz), vdtz = _mm_loadu_ps(dtz);
+    fu[0]            = horizontalSum(_mm_mul_ps(f0, vtz));
+    fu[1]            = horizontalSum(_mm_mul_ps(f1, vtz));
+    fu[2]            = horizontalSum(_mm_mul_ps(f2, vdtz));
+}
+#endif
+
+/* One atom's charge onto the grid; P = 0: the run-time order p. Rows that
+ * do not wrap in z take the contiguous (vectorised) loop. */
+template<int P>
+inline void spreadAtom(real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* wz, const int* idx,
+                       real qi, const real* tx, const real* ty, const real* tz, int p)
+{
+    const int  n      = P > 0 ? P : p;
+    const int  iz     = idx[2];
+    const bool inside = iz + n <= K[2];
+    for (int a = 0; a < n; a++)
+    {
+        const int  gx = wx[idx[0] + a];
+        const real qa = qi * tx[a];
+        for (int b = 0; b < n; b++)
+        {
+            const int  gy  = wy[idx[1] + b];
+            const real qab = qa * ty[b];
+            real*      row = grid + (size_t(gx) * K[1] + gy) * K[2];
+            if (inside)
+            {
+                real* r = row + iz;
+                for (int c = 0; c < n; c++)
+                {
+                    r[c] += qab * tz[c];
+                }
+            }
+            else
+            {
+                for (int c = 0; c < n; c++)
+                {
+                    row[wz[iz + c]] += qab * tz[c];
+                }
+            }
+        }
+    }
+}
+
+/* dE/du_d / q of one atom from the grid (u: grid coordinates). */
+template<int P>
+inline void gatherAtom(const real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* wz,
+                       const int* idx, const real* tx, const real* ty, const real* tz, const real* dtx, const real* dty,
+                       const real* dtz, int p, real fu[3])
+{
+    const int  n      = P > 0 ? P : p;
+    const int  iz     = idx[2];
+    const bool inside = iz + n <= K[2];
+    real       f0 = 0, f1 = 0, f2 = 0;
+    for (int a = 0; a < n; a++)
+    {
+        const int gx = wx[idx[0] + a];
+        real      sx = 0, sy = 0, sdz = 0; // sums over b and c for this a
+        for (int b = 0; b < n; b++)
+        {
+            const int   gy  = wy[idx[1] + b];
+            const real* row = grid + (size_t(gx) * K[1] + gy) * K[2];
+            real        gz = 0, gdz = 0; // sum_c theta_z g, sum_c dtheta_z g
+            if (inside)
+            {
+                const real* r = row + iz;
+                for (int c = 0; c < n; c++)
+                {
+                    gz += tz[c] * r[c];
+                    gdz += dtz[c] * r[c];
+                }
+            }
+            else
+            {
+                for (int c = 0; c < n; c++)
+                {
+                    const real g = row[wz[iz + c]];
+                    gz += tz[c] * g;
+                    gdz += dtz[c] * g;
+                }
+            }
+            sx += ty[b] * gz;
+            sy += dty[b] * gz;
+            sdz += ty[b] * gdz;
+        }
+        f0 += dtx[a] * sx;
+        f1 += tx[a] * sy;
+        f2 += tx[a] * sdz;
+    }
+    fu[0] = f0;
+    fu[1] = f1;
+    fu[2] = f2;
+}
+
+} // namespace putmd::pme_detail
