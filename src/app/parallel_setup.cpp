@@ -145,7 +145,7 @@ ParallelSetup setUpParallelRun(const SystemInputs& in, const ParallelRequest& re
         // and tell the PP ranks, for the log
         const long chosen = s.world->maxLong(comm::Phase::Setup, pmeSide ? static_cast<long>(s.transpose) : -1);
         s.transpose       = static_cast<TransposeAlgorithm>(chosen);
-        howTranspose = "automatic: the fastest of alltoallv, pairwise and rma timed at start-up";
+        howTranspose = "automatic: the faster of pairwise and rma (no collective call) timed at start-up";
     }
     s.description = fmt::format("PME: {} ({}); pencil grid {}x{} on {} rank{}, grid {}x{}x{}; 3D-FFT transposes: {} ({})",
                                 s.layout.npme == 0 ? std::string("on every rank (--npme 0)")

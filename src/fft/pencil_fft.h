@@ -24,7 +24,8 @@
  *   rma       — MPI-3 passive-target puts into windows allocated once, with
  *               per-origin ready flags (sequence numbers) and unpacking in
  *               arrival order (see pencil_fft.cpp for the protocol).
- * chooseFastest() measures them at start-up and returns the fastest.
+ * chooseFastest() measures the two that make no collective call (pairwise,
+ * rma) at start-up and returns the faster: an MD step makes none.
  *
  * comm == MPI_COMM_NULL is the serial mode: one rank, no MPI call at all.
  * See docs/distributed-fft.md.
@@ -66,6 +67,7 @@ struct FftCommStats
     long   transforms  = 0; // forward() and backward() count one each
     long   messages    = 0;
     long   bytes       = 0;
+    long   collectives = 0; // the alltoallv transposes' MPI_Alltoallv calls
     comm::MessageSizes sizes; // histogram of those blocks' sizes
     double commSeconds = 0;
     double fftSeconds  = 0;
@@ -120,9 +122,9 @@ public:
     void                resetStats();
     TransposeAlgorithm  algorithm() const;
 
-    /* auto: build a plan per algorithm, time a few forward+backward pairs of
-     * each (max over ranks), return the fastest; collective; results
-     * identical on every rank. The pairs of the three algorithms are
+    /* auto: build a plan per collective-free algorithm (pairwise, rma),
+     * time a few forward+backward pairs of each (max over ranks), return the
+     * faster; collective; results identical on every rank. The pairs are
      * interleaved after one warm-up pair each; the score is the median over
      * `repeats` pairs. Serial mode or one rank: Alltoallv at once (all three
      * are then the same local copy). */

@@ -196,6 +196,7 @@ public:
         selfCopy(t, src, dst);
         MPI_Alltoallv(send_.get(), t.mpiSendCounts.data(), t.mpiSendDispls.data(), kMpiReal, recv_.get(),
                       t.mpiRecvCounts.data(), t.mpiRecvDispls.data(), kMpiReal, comm_);
+        stats.collectives++;
         for (int k = 0; k < p_; ++k)
         {
             if (k != me_)

@@ -87,13 +87,14 @@ void seriesCorrections(const EwaldCorrection& series, PairBatch& b)
 
 } // namespace
 
-ExcludedPairList ExcludedPairList::make(const Topology& top, double epsfac)
+ExcludedPairList ExcludedPairList::make(const Topology& top, double epsfac, int numSelfAtoms)
 {
     ExcludedPairList l;
-    l.numAtoms = top.numAtoms;
+    l.numAtoms      = top.numAtoms;
+    const int nself = numSelfAtoms < 0 ? top.numAtoms : numSelfAtoms;
     for (int i = 0; i < top.numAtoms; i++)
     {
-        l.chargeSquares += top.charge[i] * top.charge[i];
+        l.chargeSquares += i < nself ? top.charge[i] * top.charge[i] : 0.0;
         for (int e = top.exclusionStart[i]; e < top.exclusionStart[i + 1]; e++)
         {
             const int    j  = top.exclusions[e];

@@ -39,9 +39,10 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
 
 /* The excluded pairs (i < j) of a topology with a nonzero charge product,
  * in order of i, made once (the topology's exclusion lists name each pair
- * twice and pairs without charge): given to exclusionCorrections (for all
- * atoms' self terms) it replaces the walk over the lists by one over these
- * pairs; the results are the same. */
+ * twice and pairs without charge): given to exclusionCorrections (with
+ * numSelfAtoms -1: the list's chargeSquares are the self terms) it
+ * replaces the walk over the lists by one over these pairs; the results
+ * are the same. */
 struct ExcludedPairList
 {
     std::vector<int>  i, j;
@@ -49,7 +50,10 @@ struct ExcludedPairList
     double            chargeSquares = 0;   // sum of q^2 over all atoms
     int               numAtoms      = -1;
 
-    static ExcludedPairList make(const Topology& top, double epsfac);
+    /* numSelfAtoms: the atoms whose self terms chargeSquares sums (-1: all;
+     * a decomposed rank: its home atoms, whose local topology is remade
+     * at every repartition). */
+    static ExcludedPairList make(const Topology& top, double epsfac, int numSelfAtoms = -1);
 };
 
 } // namespace putmd

@@ -646,6 +646,7 @@ double DistributedPme::compute(const Box& box, std::span<const Vec3<real>> x, st
         const FftCommStats& fft1  = fft_->stats();
         comm::PhaseStats&   stats = comm_.mutableStats(comm::Phase::Pme);
         stats.messages += fft1.messages - fft0.messages;
+        stats.collectives += fft1.collectives - fft0.collectives;
         stats.bytes += fft1.bytes - fft0.bytes;
         for (int b = 0; b < comm::MessageSizes::kBins; b++)
         {

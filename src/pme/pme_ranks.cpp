@@ -25,6 +25,17 @@ enum MessageKind : int
 
 constexpr int kTimersTag = 901;
 
+/* Collective calls and barriers of a communicator so far, every phase. */
+long collectivesAndBarriers(const comm::Communicator& c)
+{
+    long n = 0;
+    for (int p = 0; p < static_cast<int>(comm::Phase::Count); p++)
+    {
+        n += c.stats(static_cast<comm::Phase>(p)).collectives + c.stats(static_cast<comm::Phase>(p)).barriers;
+    }
+    return n;
+}
+
 std::size_t capacityFor(int homeAtoms)
 {
     return static_cast<std::size_t>(1.25 * homeAtoms) + 32;
@@ -205,9 +216,11 @@ void PmeClient::stop()
     stopped_ = true;
     if (world_.rank() == 0)
     {
-        std::vector<double> buf(StageTimers::kSerialSize);
-        MPI_Recv(buf.data(), StageTimers::kSerialSize, MPI_DOUBLE, layout_.numPp(), kTimersTag, world_.mpiComm(),
+        std::vector<double> buf(StageTimers::kSerialSize + 1);
+        MPI_Recv(buf.data(), StageTimers::kSerialSize + 1, MPI_DOUBLE, layout_.numPp(), kTimersTag, world_.mpiComm(),
                  MPI_STATUS_IGNORE);
+        pmeNormalCollectives_ = static_cast<long>(buf.back());
+        buf.pop_back();
         pmeTimers_ = StageTimers::deserialize(buf);
     }
 }
@@ -306,8 +319,9 @@ PmeRankResult runPmeRank(comm::Communicator& world, comm::Communicator& pme, con
             box = Box(v);
         }
         f.assign(x.size(), Vec3<real>());
-        Matrix3 virial;
-        double  energy = 0;
+        Matrix3    virial;
+        double     energy       = 0;
+        const long collectives0 = collectivesAndBarriers(world) + collectivesAndBarriers(pme);
         {
             Timed t(&result.timers, Stage::PmeMesh);
             energy = dpme.compute(box, x, q, f, needVirial ? &virial : nullptr, &result.timers);
@@ -343,11 +357,16 @@ PmeRankResult runPmeRank(comm::Communicator& world, comm::Communicator& pme, con
         toPp->start();
         toPp->finish();
         result.computations++;
+        if (!needVirial)
+        {
+            result.normalCollectives += collectivesAndBarriers(world) + collectivesAndBarriers(pme) - collectives0;
+        }
     }
     if (pme.rank() == 0)
     {
-        const std::vector<double> buf = result.timers.serialize();
-        MPI_Send(buf.data(), StageTimers::kSerialSize, MPI_DOUBLE, 0, kTimersTag, world.mpiComm());
+        std::vector<double> buf = result.timers.serialize();
+        buf.push_back(double(result.normalCollectives));
+        MPI_Send(buf.data(), StageTimers::kSerialSize + 1, MPI_DOUBLE, 0, kTimersTag, world.mpiComm());
     }
     return result;
 }

@@ -105,6 +105,10 @@ public:
      * receives the first PME rank's timers (for the log). */
     void stop();
     const StageTimers& pmeRankTimers() const { return pmeTimers_; }
+    /* The first PME rank's collective calls and barriers (every phase, its
+     * world and PME communicators) in computations without virial, which
+     * serve the PP ranks' normal steps (world rank 0, after stop()). */
+    long pmeRankNormalCollectives() const { return pmeNormalCollectives_; }
 
 private:
     void plan(std::size_t capacity);
@@ -117,6 +121,7 @@ private:
     std::size_t                     sent_     = 0;
     bool                            stopped_  = false;
     StageTimers                     pmeTimers_;
+    long                            pmeNormalCollectives_ = 0;
 };
 
 /* The PME rank's whole life: serve its PP ranks until they stop. Collective
@@ -125,7 +130,8 @@ private:
 struct PmeRankResult
 {
     StageTimers timers;
-    long        computations = 0;
+    long        computations      = 0;
+    long        normalCollectives = 0; // in computations without virial (see PmeClient)
 };
 PmeRankResult runPmeRank(comm::Communicator& world, comm::Communicator& pme, const RankLayout& layout,
                          const PmeParameters& params, TransposeAlgorithm transpose, double totalCharge);

@@ -121,6 +121,11 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
         Timed t(timers_, Stage::Search);
         searchLocalPairs(*dd_, lt, box, rlist_, pairList_, nonlocalPairList_);
         homeCharges_.assign(lt.charge.begin(), lt.charge.begin() + nh);
+        localExcluded_ = ExcludedPairList::make(lt, ic_.epsfac, nh); // self terms of home atoms only
+        if (std::is_same_v<real, float> && ic_.coulombType == CoulombType::Pme && !localSeries_)
+        {
+            localSeries_ = EwaldCorrection::fit(ic_.ewaldCoeff, ic_.rcoulomb);
+        }
         partitionSeen_ = dd_->partitionCount();
         if (pmeClient_)
         {
@@ -157,7 +162,11 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
     {
         Timed t(timers_, Stage::Nonbonded);
         nonlocalPairList_.compute(lt, ic_, box, xLocal_, out.f, out.energies, vir);
-        out.energies.add(EnergyTerm::CoulombSR, exclusionCorrections(lt, ic_, Pbc(box), xLocal_, out.f, vir, nh));
+        // the local excluded pairs as a list made at the repartition; the
+        // mixed build computes them from the kernels' Ewald series
+        const EwaldCorrection* series = localSeries_ ? &*localSeries_ : nullptr;
+        out.energies.add(EnergyTerm::CoulombSR, exclusionCorrections(lt, ic_, Pbc(box), xLocal_, out.f, vir, -1,
+                                                                     numThreads_, series, &localExcluded_));
     }
     {
         Timed          t(timers_, Stage::Listed);

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "nonbonded/dispersion_correction.h"
 #include "nonbonded/interaction_const.h"
 #include "nonbonded/cluster_nonbonded.h"
+#include "nonbonded/exclusion_corrections.h"
 #include "nonbonded/pair_list.h"
 #include "timing/stage_timer.h"
 #include "topology/topology.h"
@@ -129,6 +131,8 @@ private:
     ShortRangeList       nonlocalPairList_;
     std::vector<Vec3<real>> xLocal_;
     std::vector<double>     homeCharges_;
+    ExcludedPairList        localExcluded_; // the local topology's excluded pairs (decomposed)
+    std::optional<EwaldCorrection> localSeries_; // mixed build: the kernels' fit of the Ewald correction
     DispCorr             dispCorrMode_;
     InteractionConst     ic_;
     DispersionCorrection dispCorr_;

@@ -26,12 +26,12 @@ void MdRun::finishRun(const Progress& progress)
     if (pmeClient_)
     {
         pmeClient_->stop();
+        final_.pmeRankNormalCollectives = pmeClient_->pmeRankNormalCollectives();
     }
     if (dd_)
     {
         final_.x = dd_->gatherHome(x_);
         final_.v = dd_->gatherHome(v_);
-        final_.pmeCollectives = comm_->stats(comm::Phase::Pme).collectives;
     }
     else
     {
@@ -66,9 +66,13 @@ void MdRun::finishRun(const Progress& progress)
         {
             log_->line(options_.pmeChoice);
         }
-        log_->line(fmt::format("Collective calls in normal steps (besides PME's): {}; arena "
-                               "growths outside search steps: {}",
-                               final_.normalStepCollectives, final_.normalStepArenaGrowths));
+        log_->line(fmt::format("Collective calls and barriers in normal steps (every phase, PME included): {}{}; "
+                               "arena growths outside search steps: {}",
+                               final_.normalStepCollectives,
+                               pmeClient_ ? fmt::format(" on the PP ranks, {} on the PME ranks",
+                                                        final_.pmeRankNormalCollectives)
+                                          : std::string(),
+                               final_.normalStepArenaGrowths));
     }
     log_->line(fmt::format("Largest displacement between two pair searches: {:.4f} nm (pair-list buffer {:.4f} nm)",
                            largestDisplacement_, settings_.rlist - std::max(mdp_.rcoulomb, mdp_.rvdw)));
@@ -82,6 +86,8 @@ void MdRun::finishRun(const Progress& progress)
     perf.atoms       = top_.numAtoms;
     perf.threads     = std::max(1, options_.numThreads);
     perf.hasComm     = dd_ != nullptr;
+    perf.normalStepCollectives        = final_.normalStepCollectives;
+    perf.pmeRankNormalStepCollectives = pmeClient_ ? final_.pmeRankNormalCollectives : -1;
     perf.backend     = dd_ ? comm::backendName(comm_->backend()) : "";
     perf.commandLine = options_.commandLine;
     if (pmeClient_)

@@ -81,15 +81,13 @@ void MdRun::removeComMotion()
 
 long MdRun::collectiveCount() const
 {
+    // the PP communicator, and the world one that carries PP <-> PME traffic
     long n = 0;
-    if (comm_)
+    for (const comm::Communicator* c : { comm_, pmeClient_ ? options_.world : nullptr })
     {
-        for (int p = 0; p < static_cast<int>(comm::Phase::Count); p++)
+        for (int p = 0; c && p < static_cast<int>(comm::Phase::Count); p++)
         {
-            if (static_cast<comm::Phase>(p) != comm::Phase::Pme)
-            {
-                n += comm_->stats(static_cast<comm::Phase>(p)).collectives + comm_->stats(static_cast<comm::Phase>(p)).barriers;
-            }
+            n += c->stats(static_cast<comm::Phase>(p)).collectives + c->stats(static_cast<comm::Phase>(p)).barriers;
         }
     }
     return n;

@@ -59,12 +59,14 @@ struct MdFinalState
 {
     std::vector<Vec3<real>> x, v; // on rank 0 (empty elsewhere) with domain decomposition
     Box                     box;
-    /* Collective calls and arena growths seen in normal steps (no search,
-     * no energies, no coupling, no output), besides PME's own (its atom
-     * redistribution); the design says zero. */
-    long normalStepCollectives = 0;
-    long normalStepArenaGrowths = 0;
-    long pmeCollectives = 0;
+    /* Collective calls and barriers in normal steps (no search, no
+     * energies, no coupling, no output) over every phase, PME included, on
+     * this PP rank; the first PME rank's in the computations that serve
+     * normal steps (separate PME ranks; rank 0 only); arena growths. The
+     * design says zero for each. */
+    long normalStepCollectives    = 0;
+    long pmeRankNormalCollectives = 0;
+    long normalStepArenaGrowths   = 0;
 };
 
 /* Runs the simulation; throws InputError for bad settings before step 0. */

@@ -482,6 +482,13 @@ nlohmann::json perfJson(const PerfInputs& in)
                                     { "plans", st.plans } });
         }
     }
+    if (in.hasComm)
+    {
+        c["normal_step_collectives"] = { { "pp_rank", in.normalStepCollectives },
+                                         { "pme_rank", in.pmeRankNormalStepCollectives >= 0
+                                                               ? nlohmann::json(in.pmeRankNormalStepCollectives)
+                                                               : nlohmann::json(nullptr) } };
+    }
     j["communication"] = c;
     return j;
 }

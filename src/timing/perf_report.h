@@ -38,6 +38,10 @@ struct PerfInputs
     bool        hasComm     = false; // domain decomposition: the communication table is meaningful
     std::array<comm::PhaseStats, static_cast<int>(comm::Phase::Count)> comm{}; // summed over PP ranks
     std::string backend;     // communication backend name ("" without decomposition)
+    // collective calls and barriers in normal steps (PP rank 0; the first
+    // PME rank, -1 without separate PME ranks), when hasComm
+    long normalStepCollectives        = 0;
+    long pmeRankNormalStepCollectives = -1;
     std::string commandLine; // for the JSON
 };
 
