@@ -43,7 +43,7 @@ echo "system: $sys, mdp $mdp, $n runs each, alternating"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); instruction sets: $(grep -o -m1 -w -E 'avx512f|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')"
 echo "putmd $(grep -m1 '^nonbonded kernel' two.log || true)"
 echo "putmd 2 ranks: $(grep -m1 '^Domain decomposition' two.log || true)"
-echo "putmd 2 ranks: $(grep -m1 '^PME:' two.log | cut -c1-160 || true)"
+echo "putmd 2 ranks: $(grep '^PME: ' two.log | tail -1 | cut -c1-200 || true)"
 declare -A med
 for k in one two gmx0 gmx1; do
   med[$k]=$(median ${runs[$k]})

@@ -6,7 +6,11 @@
 #include <cstdlib>
 #include <thread>
 #include <iostream>
+#include <optional>
 #include <sstream>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "app/command_line.h"
 #include "app/commands.h"
@@ -40,7 +44,10 @@ std::vector<OptionSpec> runOptions()
                                       "(docs/performance-report.md)", "" });
     specs.push_back({ "dd", "NX NY NZ", "domain grid (default: chosen for the rank count; -dd 1 1 1 decomposes on one rank)",
                       "", false, false, 3 });
-    specs.push_back({ "comm", "BACKEND", "communication backend between ranks: p2p, rma, shm or shmem", "p2p" });
+    specs.push_back({ "comm", "BACKEND",
+                      "communication backend between ranks: auto, p2p, rma, shm or shmem (auto: shm when every rank "
+                      "is on this machine, else p2p)",
+                      "auto" });
     specs.push_back({ "npme", "K", "separate PME ranks (0: PME on every rank, grid in pencils; auto: from the estimated PME cost)",
                       "auto" });
     specs.push_back({ "fft-transpose", "ALG", "3D-FFT transposes: alltoallv, pairwise, rma or auto (timed at start-up)",
@@ -116,10 +123,27 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
         run.dd.grid = g;
         run.useDd   = true;
     }
-    const auto backend = comm::parseBackend(opt.get("comm"));
+    // --comm auto: every rank on one machine talks through shared-memory
+    // windows (the fastest backend measured there, docs/performance.md);
+    // ranks spread over machines use p2p (MPI's one-sided operations over
+    // TCP are emulated with messages)
+    std::optional<comm::Backend> backend;
+    if (opt.get("comm") == "auto")
+    {
+        const int  ranks   = comm::Communicator::worldSize();
+        const bool oneNode = comm::Communicator::ranksOnThisNode() == ranks;
+        backend            = oneNode && comm::backendAvailable(comm::Backend::Shm) ? comm::Backend::Shm : comm::Backend::P2p;
+        run.commChoice     = oneNode ? fmt::format("automatic: all {} ranks on one machine", ranks)
+                                     : std::string("automatic: the ranks span several machines");
+    }
+    else
+    {
+        backend        = comm::parseBackend(opt.get("comm"));
+        run.commChoice = "set with --comm";
+    }
     if (!backend)
     {
-        throw InputError("putmd run: --comm '" + opt.get("comm") + "' is not a backend; valid: p2p, rma, shm, shmem");
+        throw InputError("putmd run: --comm '" + opt.get("comm") + "' is not a backend; valid: auto, p2p, rma, shm, shmem");
     }
     if (!comm::backendAvailable(*backend))
     {

@@ -58,10 +58,11 @@ void MdRun::finishRun(const Progress& progress)
     }
     if (dd_)
     {
-        log_->line(fmt::format("Domain decomposition: {} ranks, grid {}, halo {:.3f} nm, {} halo schedule, {} backend",
+        log_->line(fmt::format("Domain decomposition: {} ranks, grid {}, halo {:.3f} nm, {} halo schedule, {} backend{}",
                                comm_->size(), describeGrid(dd_->grid()), dd_->haloDistance(),
                                options_.dd.schedule == HaloSchedule::Staged ? "staged" : "direct",
-                               comm::backendName(comm_->backend())));
+                               comm::backendName(comm_->backend()),
+                               options_.commChoice.empty() ? std::string() : " (" + options_.commChoice + ")"));
         if (!options_.pmeChoice.empty())
         {
             log_->line(options_.pmeChoice);
