@@ -7,8 +7,9 @@
 namespace putmd
 {
 
-void ClusterGrid::build(const Box& box, const std::vector<Vec3<real>>& x, bool periodic)
+void ClusterGrid::build(const Box& box, const std::vector<Vec3<real>>& x, bool periodic, int numHome)
 {
+    numLayers_ = numHome >= 0 && !periodic ? 2 : 1;
     const int n = static_cast<int>(x.size());
     xw_.resize(n);
     wrapOfAtom_.assign(n, { 0, 0, 0 });
@@ -54,7 +55,8 @@ void ClusterGrid::build(const Box& box, const std::vector<Vec3<real>>& x, bool p
         origin_[d]          = lo[d];
         width_[d]           = float(extent / numCol_[d]) * (1 + 1e-6f);
     }
-    const int numColumns = numCol_[0] * numCol_[1];
+    const int numXy      = numCol_[0] * numCol_[1];
+    const int numColumns = numXy * numLayers_;
     columnOf_.resize(n);
     columnCount_.assign(numColumns, 0);
     for (int i = 0; i < n; i++)
@@ -64,7 +66,7 @@ void ClusterGrid::build(const Box& box, const std::vector<Vec3<real>>& x, bool p
         {
             c[d] = std::clamp(static_cast<int>((xw_[i][d] - origin_[d]) / width_[d]), 0, numCol_[d] - 1);
         }
-        columnOf_[i] = c[1] * numCol_[0] + c[0];
+        columnOf_[i] = c[1] * numCol_[0] + c[0] + (numLayers_ == 2 && i >= numHome ? numXy : 0);
         columnCount_[columnOf_[i]]++;
     }
     // atoms in column order, then by z within each column

@@ -39,8 +39,15 @@ class ClusterGrid
 {
 public:
     /* Periodic: atoms are wrapped into the unit cell of box. Otherwise the
-     * coordinates are used as they are (explicit images). */
-    void build(const Box& box, const std::vector<Vec3<real>>& x, bool periodic);
+     * coordinates are used as they are (explicit images). With numHome >=
+     * 0 (no wrapping) the grid has two layers of the same columns: the
+     * first numHome atoms (a rank's home atoms) and the others (its halo),
+     * so that no cluster mixes the two; layer L's column c is column
+     * L * numColumns(0) * numColumns(1) + c. */
+    void build(const Box& box, const std::vector<Vec3<real>>& x, bool periodic, int numHome = -1);
+    /* 1, or 2 with home and halo layers; the first cluster of the second. */
+    int numLayers() const { return numLayers_; }
+    int firstHaloCluster() const { return columnStart_[numCol_[0] * numCol_[1]]; }
 
     int numClusters() const { return numClusters_; }
     int numSlots() const { return numClusters_ * c_clusterSize; }
@@ -54,7 +61,7 @@ public:
     const std::vector<ClusterBox>& boxes() const { return boxes_; }
 
     /* Columns: clusters [columnStart[c], columnStart[c + 1]) of column
-     * c = iy * numColumns(0) + ix, sorted by z. */
+     * c = iy * numColumns(0) + ix (plus the layer's offset), sorted by z. */
     int   numColumns(int d) const { return numCol_[d]; }
     float columnOrigin(int d) const { return origin_[d]; }
     float columnWidth(int d) const { return width_[d]; }
@@ -66,6 +73,7 @@ public:
 private:
     int                                numClusters_ = 0;
     int                                numCol_[2]   = { 1, 1 };
+    int                                numLayers_   = 1;
     float                              origin_[2]   = { 0, 0 };
     float                              width_[2]    = { 1, 1 };
     float                              zRange_[2]   = { 0, 0 };

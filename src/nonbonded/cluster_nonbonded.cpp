@@ -152,7 +152,8 @@ void ClusterNonbonded::buildLocal(const Topology& top, const Box& box, const std
     }
     else
     {
-        grid_.build(box, x, false);
+        // home and halo atoms in separate layers: no cluster mixes them
+        grid_.build(box, x, false, numHome);
     }
     list_.search(grid_, box, rlist, top, false, numThreads_, &filter);
     markLennardJonesClusters(top);

@@ -136,7 +136,12 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
         }
     }
     // xy bounds of each column's clusters (empty columns: never in reach)
-    const int                         numCols = grid.numColumns(0) * grid.numColumns(1);
+    const int                         numXy   = grid.numColumns(0) * grid.numColumns(1);
+    const int                         numCols = numXy * grid.numLayers();
+    // home and halo layers (a decomposed rank's pairs with a halo atom): a
+    // home i-cluster looks at the halo layer only
+    const int firstLayerForHome = zones && zones->skipHomePairs && grid.numLayers() == 2 ? 1 : 0;
+    const int firstHalo         = grid.firstHaloCluster();
     std::vector<std::array<float, 2>> colLower(numCols, { 1e30f, 1e30f }), colUpper(numCols, { -1e30f, -1e30f });
     for (int col = 0; col < numCols; col++)
     {
@@ -231,11 +236,12 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
                 }
                 const int   jBegin = static_cast<int>(nj);
                 const float zLow = bi.lower[2] + sh[2] - rl, zHigh = bi.upper[2] + sh[2] + rl;
+                for (int layer = ci < firstHalo ? firstLayerForHome : 0; layer < grid.numLayers(); layer++)
                 for (int iy = range[1][0]; iy <= range[1][1]; iy++)
                 {
                     for (int ix = range[0][0]; ix <= range[0][1]; ix++)
                     {
-                        const int col = iy * grid.numColumns(0) + ix;
+                        const int col = layer * numXy + iy * grid.numColumns(0) + ix;
                         // the column's xy bounds: skip it when they are out of reach
                         float xy2 = 0;
                         for (int d = 0; d < 2; d++)
