@@ -347,7 +347,7 @@ int DistributedPme::cellOf(const Vec3<real>& x, const Matrix3& inv, int d) const
     return pmeGridCell(x, inv, d, params_.gridSize[d], &w);
 }
 
-void DistributedPme::redistributeX(const Box& box, std::span<const Vec3<real>> x, std::span<const double> q)
+void DistributedPme::startRedistribution(const Box& box, std::span<const Vec3<real>> x, std::span<const double> q)
 {
     const int      P   = comm_.size();
     const Matrix3& inv = box.inverse();
@@ -387,7 +387,14 @@ void DistributedPme::redistributeX(const Box& box, std::span<const Vec3<real>> x
         std::memcpy(out[destOf_[a]] + size_t(slotOf_[a]) * kAtomXBytes, v, kAtomXBytes);
     }
     redistX_->start();
+    started_ = true;
+}
+
+void DistributedPme::finishRedistributionX()
+{
+    const int P = comm_.size();
     redistX_->finish();
+    started_ = false;
     // arrivals in source rank order: the same order on every backend
     int total = 0;
     for (int r = 0; r < P; r++)
@@ -580,7 +587,11 @@ double DistributedPme::compute(const Box& box, std::span<const Vec3<real>> x, st
     const int  nz = params_.gridSize[2];
     {
         Timed t(timers, Stage::PmeRedistX);
-        redistributeX(box, x, q);
+        if (!started_)
+        {
+            startRedistribution(box, x, q);
+        }
+        finishRedistributionX();
     }
     {
         Timed t(timers, Stage::PmeSpread);

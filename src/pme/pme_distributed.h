@@ -67,6 +67,11 @@ public:
      * plans for its own count if this was never called). */
     void planRedistribution(int maxAtoms);
 
+    /* Sends this rank's atoms to their grid owners and returns at once, so
+     * that other work (the short-range forces) overlaps the transfer; the
+     * next compute() with the same x and q completes it. Optional. */
+    void startRedistribution(const Box& box, std::span<const Vec3<real>> x, std::span<const double> q);
+
     /* Collective over the communicator. Adds the reciprocal forces on this
      * rank's atoms x (charges q) to f. Returns this rank's share of the
      * energy (the shares of all ranks add up to the reciprocal energy; rank 0
@@ -82,7 +87,7 @@ public:
 private:
     struct BorderPlan;
     struct BorderScratch;
-    void redistributeX(const Box& box, std::span<const Vec3<real>> x, std::span<const double> q);
+    void finishRedistributionX();
     void redistributeF(std::span<Vec3<real>> f);
     int  cellOf(const Vec3<real>& x, const Matrix3& inv, int d) const;
     void computeSplines(const Box& box);
@@ -111,6 +116,7 @@ private:
     static constexpr size_t kAtomFBytes        = 3 * sizeof(real);
     std::unique_ptr<comm::Exchange> redistX_, redistF_;
     int                             plannedAtoms_ = -1;
+    bool                            started_      = false; // startRedistribution before compute
     // redistribution state of the current computation
     std::vector<int>        sendCounts_, recvCounts_, recvDispl_;
     std::vector<int>        destOf_;      // destination rank of each input atom

@@ -147,6 +147,14 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
         Timed t(timers_, Stage::PmeSendX);
         pmeClient_->send(box, std::span(x.data(), nh), homeCharges_, needVirial);
     }
+    if (distributedPme_)
+    {
+        // the atoms travel to their grid owners while the short-range work
+        // runs (a second call of the PME mesh row and its redistribution)
+        Timed mesh(timers_, Stage::PmeMesh);
+        Timed t(timers_, Stage::PmeRedistX);
+        distributedPme_->startRedistribution(box, std::span(x.data(), nh), homeCharges_);
+    }
     {
         Timed t(timers_, Stage::HaloCoordinates);
         dd_->haloCoordinatesStart(xLocal_);
