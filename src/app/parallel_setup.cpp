@@ -156,11 +156,12 @@ ParallelSetup setUpParallelRun(const SystemInputs& in, const ParallelRequest& re
     return s;
 }
 
-void runPmeRankOf(const SystemInputs& in, ParallelSetup& setup)
+void runPmeRankOf(const SystemInputs& in, ParallelSetup& setup, int numThreads)
 {
     const InteractionConst ic     = makeInteractionConst(in.mdp);
-    const PmeParameters    params = pmeParametersFor(in.coordinates.box, in.mdp, ic.ewaldCoeff, ic.epsfac);
-    runPmeRank(*setup.world, *setup.group, setup.layout, params, setup.transpose, in.topology.totalCharge());
+    PmeParameters          params = pmeParametersFor(in.coordinates.box, in.mdp, ic.ewaldCoeff, ic.epsfac);
+    params.fftPlanning            = fftPlanningFromEnvironment(); // as the PP ranks' PME (md_runner.cpp)
+    runPmeRank(*setup.world, *setup.group, setup.layout, params, setup.transpose, in.topology.totalCharge(), numThreads);
 }
 
 } // namespace putmd

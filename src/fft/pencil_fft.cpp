@@ -11,7 +11,8 @@
  * inside the column (the Px ranks with the same j). Every stage keeps its
  * FFT axis contiguous, so each 1D pass is one FFTW "many" plan with unit
  * stride: r2c / c2r along z (R <-> A), c2c along y (B, in place), c2c along
- * x (C, in place). Plans (FFTW_ESTIMATE) and buffers are made once.
+ * x (C, in place). Plans (FFTW_ESTIMATE, or FFTW_MEASURE when asked) and
+ * buffers are made once.
  */
 #include "fft/pencil_fft.h"
 
@@ -175,10 +176,12 @@ struct PencilFft3d::Impl
     }
 };
 
-PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2> procGrid, TransposeAlgorithm alg) :
+PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2> procGrid, TransposeAlgorithm alg,
+                         FftPlanning planning) :
     impl_(std::make_unique<Impl>())
 {
-    Impl& m = *impl_;
+    Impl&          m     = *impl_;
+    const unsigned flags = planning == FftPlanning::Measure ? FFTW_MEASURE : FFTW_ESTIMATE;
     for (int d = 0; d < 3; ++d)
     {
         if (n[d] < 1)
@@ -238,9 +241,9 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
         {
             int nz  = n[2];
             m.r2c   = PUTMD_FFTW(plan_many_dft_r2c)(1, &nz, howZ, m.rdata, nullptr, 1, n[2], fftwPtr(m.adata), nullptr,
-                                                    1, m.nzc, FFTW_ESTIMATE);
+                                                    1, m.nzc, flags);
             m.c2r   = PUTMD_FFTW(plan_many_dft_c2r)(1, &nz, howZ, fftwPtr(m.adata), nullptr, 1, m.nzc, m.rdata,
-                                                    nullptr, 1, n[2], FFTW_ESTIMATE);
+                                                    nullptr, 1, n[2], flags);
         }
         const int howY = m.lb.box.size[0] * m.lb.box.size[2];
         if (howY > 0)
@@ -248,9 +251,9 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
             int  ny = n[1];
             auto* b = fftwPtr(m.bdata);
             m.yFwd  = PUTMD_FFTW(plan_many_dft)(1, &ny, howY, b, nullptr, 1, ny, b, nullptr, 1, ny, FFTW_FORWARD,
-                                               FFTW_ESTIMATE);
+                                               flags);
             m.yBwd  = PUTMD_FFTW(plan_many_dft)(1, &ny, howY, b, nullptr, 1, ny, b, nullptr, 1, ny, FFTW_BACKWARD,
-                                               FFTW_ESTIMATE);
+                                               flags);
         }
         const int howX = m.lc.box.size[1] * m.lc.box.size[2];
         if (howX > 0)
@@ -258,15 +261,23 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
             int  nx = n[0];
             auto* c = fftwPtr(m.cdata);
             m.xFwd  = PUTMD_FFTW(plan_many_dft)(1, &nx, howX, c, nullptr, 1, nx, c, nullptr, 1, nx, FFTW_FORWARD,
-                                               FFTW_ESTIMATE);
+                                               flags);
             m.xBwd  = PUTMD_FFTW(plan_many_dft)(1, &nx, howX, c, nullptr, 1, nx, c, nullptr, 1, nx, FFTW_BACKWARD,
-                                               FFTW_ESTIMATE);
+                                               flags);
         }
         if ((howZ > 0 && (m.r2c == nullptr || m.c2r == nullptr)) || (howY > 0 && (m.yFwd == nullptr || m.yBwd == nullptr))
             || (howX > 0 && (m.xFwd == nullptr || m.xBwd == nullptr)))
         {
             throw std::runtime_error("pencil FFT: FFTW could not make a plan");
         }
+    }
+    if (planning == FftPlanning::Measure)
+    {
+        // measuring ran transforms on the buffers
+        std::fill_n(m.rdata, std::max(1L, m.realBox.volume()), real(0));
+        std::fill_n(m.adata, std::max(1L, m.la.box.volume()), Complex(0));
+        std::fill_n(m.bdata, std::max(1L, m.lb.box.volume()), Complex(0));
+        std::fill_n(m.cdata, std::max(1L, m.lc.box.volume()), Complex(0));
     }
 
     // Transposes: row (peer k = (i, k)) and column (peer k = (k, j)).

@@ -41,6 +41,7 @@
 #include <string_view>
 
 #include "comm/message_sizes.h"
+#include "fft/fft3d.h"
 #include "core/real.h"
 
 namespace putmd
@@ -91,7 +92,11 @@ public:
      * x in [blockStart(nx,Px,i), blockStart(nx,Px,i+1)), y in
      * [blockStart(ny,Py,j), ...), all z; stored x-major, then y, then z
      * (z contiguous, stride exactly nz). */
-    PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2> procGrid, TransposeAlgorithm alg);
+    /* planning: FFTW_ESTIMATE (the default: the same plans in every
+     * process) or FFTW_MEASURE (faster transforms; each rank measures its
+     * own plans at construction, so two runs may round differently). */
+    PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2> procGrid, TransposeAlgorithm alg,
+                FftPlanning planning = FftPlanning::Estimate);
     ~PencilFft3d();
     PencilFft3d(const PencilFft3d&)            = delete;
     PencilFft3d& operator=(const PencilFft3d&) = delete;

@@ -102,8 +102,9 @@ public:
      * with this transpose algorithm. */
     struct ParallelPme
     {
-        TransposeAlgorithm transpose = TransposeAlgorithm::Alltoallv;
-        PmeClient*         client    = nullptr;
+        TransposeAlgorithm transpose   = TransposeAlgorithm::Alltoallv;
+        PmeClient*         client      = nullptr;
+        FftPlanning        fftPlanning = FftPlanning::Estimate; // the pencil FFT's plans (--npme 0)
     };
     void setDomainDecomposition(DomainDecomposition* dd, comm::Communicator* comm, const ParallelPme& pme);
     /* The PME process grid with --npme 0 ({0, 0} otherwise). */

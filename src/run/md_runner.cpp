@@ -209,7 +209,8 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
         v_.swap(vHome);
         refreshHomeAtoms();
         ForceCalculator::ParallelPme ppme;
-        ppme.transpose = options_.transpose;
+        ppme.transpose   = options_.transpose;
+        ppme.fftPlanning = fftPlanningFromEnvironment(); // each rank measures its pencil FFT's plans
         if (options_.pme.npme > 0 && mdp_.coulombType == CoulombType::Pme)
         {
             pmeClient_ = std::make_unique<PmeClient>(*options_.world, *comm_, options_.pme, dd_->numHome());
@@ -321,9 +322,19 @@ void MdRun::writeHeader()
     log_->line("nonbonded kernel: " + forces_->kernelName() + " (PUTMD_SIMD=auto|reference|sse4|avx2|avx512)");
     if (mdp_.coulombType == CoulombType::Pme)
     {
-        log_->line(fftPlanning_ == FftPlanning::Measure
-                           ? "PME FFT plans: measured, fastest of three, kept in the checkpoint (PUTMD_FFTW_PLAN=measure|estimate)"
-                           : "PME FFT plans: estimated from the sizes (PUTMD_FFTW_PLAN=measure|estimate; one rank measures)");
+        if (dd_)
+        {
+            log_->line(fftPlanningFromEnvironment() == FftPlanning::Measure
+                               ? "PME FFT plans: measured by each rank at set-up (PUTMD_FFTW_PLAN=measure|estimate; "
+                                 "estimate gives the same bits in every run)"
+                               : "PME FFT plans: estimated from the sizes (PUTMD_FFTW_PLAN=measure|estimate)");
+        }
+        else
+        {
+            log_->line(fftPlanning_ == FftPlanning::Measure
+                               ? "PME FFT plans: measured, fastest of three, kept in the checkpoint (PUTMD_FFTW_PLAN=measure|estimate)"
+                               : "PME FFT plans: estimated from the sizes (PUTMD_FFTW_PLAN=measure|estimate)");
+        }
     }
     log_->line(fmt::format("cut-offs: rcoulomb {} nm ({}), rvdw {} nm ({}), DispCorr {}", mdp_.rcoulomb,
                            enumName(mdp_.coulombType), mdp_.rvdw, enumName(mdp_.vdwModifier), enumName(mdp_.dispCorr)));

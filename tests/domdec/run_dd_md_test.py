@@ -78,7 +78,10 @@ def run(workdir, name, ranks, backend="p2p", schedule="staged", npme=0, transpos
         cmd = args.mpirun.split() + ["-np", str(ranks)] + cmd + ["--comm", backend, "--halo", schedule,
                                                                    "--npme", str(npme), "--fft-transpose", transpose]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_osc="^rdma")  # ^rdma: for shmem (docs/communication.md)
+               OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_osc="^rdma",  # ^rdma: for shmem (docs/communication.md)
+               # estimated FFT plans: the runs compared bit for bit are separate
+               # processes, and measured plans may differ between two of them
+               PUTMD_FFTW_PLAN="estimate")
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
     if r.returncode != 0:
         fail(f"{name}: exit {r.returncode}\n{' '.join(cmd)}\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
