@@ -197,7 +197,7 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
             }
             if (parallel.isPmeRank())
             {
-                runPmeRankOf(in, parallel);
+                runPmeRankOf(in, parallel, run.numThreads);
                 return 0;
             }
             run.comm      = &parallel.pp();

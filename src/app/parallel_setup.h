@@ -38,7 +38,7 @@ struct ParallelSetup
  * --fft-transpose values. */
 ParallelSetup setUpParallelRun(const SystemInputs& in, const ParallelRequest& request);
 
-/* The PME rank's part of `putmd run`. */
-void runPmeRankOf(const SystemInputs& in, ParallelSetup& setup);
+/* The PME rank's part of `putmd run` (numThreads: -nt, as the PP ranks). */
+void runPmeRankOf(const SystemInputs& in, ParallelSetup& setup, int numThreads);
 
 } // namespace putmd

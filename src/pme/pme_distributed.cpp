@@ -1,6 +1,7 @@
 #include "pme/pme_distributed.h"
 
 #include <mpi.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -83,7 +84,7 @@ DistributedPme::DistributedPme(const PmeParameters& params, comm::Communicator& 
     {
         moduli_[d] = bsplineModuli(K[d], params.order);
     }
-    fft_ = std::make_unique<PencilFft3d>(comm.mpiComm(), K, procGrid, transpose);
+    fft_ = std::make_unique<PencilFft3d>(comm.mpiComm(), K, procGrid, transpose, params.fftPlanning);
     pi_  = comm.rank() / procGrid[1];
     pj_  = comm.rank() % procGrid[1];
     const int mine[2] = { pi_, pj_ };
@@ -459,7 +460,13 @@ void DistributedPme::computeSplines(const Box& box)
         real* const theta[3]  = { theta_[0].data(), theta_[1].data(), theta_[2].data() };
         real* const dtheta[3] = { dtheta_[0].data(), dtheta_[1].data(), dtheta_[2].data() };
         int* const  index[3]  = { index_[0].data(), index_[1].data(), index_[2].data() };
-        pme_detail::splinesOrder4(xMine_.data(), 0, n, inv, K, theta, dtheta, index);
+        const int nt = std::max(1, std::min(numThreads_, n / 256 + 1));
+#pragma omp parallel num_threads(nt) if (nt > 1)
+        {
+            const int t = nt > 1 ? omp_get_thread_num() : 0;
+            pme_detail::splinesOrder4(xMine_.data(), int(long(n) * t / nt), int(long(n) * (t + 1) / nt), inv, K, theta,
+                                      dtheta, index);
+        }
     }
     else
     {
@@ -490,6 +497,12 @@ void DistributedPme::computeSplines(const Box& box)
 
 /* The spread with the one-rank kernels (pme_kernels.h) on the extended
  * block: identity row tables in x and y, wrapping in z. */
+/* The spread with the one-rank kernels (pme_kernels.h) on the extended
+ * block: identity row tables in x and y, wrapping in z. Threaded as the
+ * one-rank spread (pme.h): the charged atoms are put in slabs of at least
+ * p - 1 extended x planes by their first plane, even slabs are spread in
+ * parallel, then odd ones, each slab's atoms in input order; every grid
+ * point receives its contributions in the same order for any thread count. */
 void DistributedPme::spread(const Box& box)
 {
     const int                p    = params_.order;
@@ -501,31 +514,63 @@ void DistributedPme::spread(const Box& box)
     const int* wx = rowTable_[0].data();
     const int* wy = rowTable_[1].data();
     const int* wz = rowTable_[2].data();
+    // slabs of extended x planes (an even number; one when too thin)
+    const int numSlabs = ext_[0] / (p - 1) >= 2 ? 2 * (ext_[0] / (2 * (p - 1))) : 1;
+    slabStart_.assign(numSlabs + 1, 0);
     for (int a = 0; a < n; a++)
     {
-        if (qMine_[a] == 0)
+        if (qMine_[a] != 0)
         {
-            continue;
+            slabStart_[long(index_[0][a]) * numSlabs / ext_[0] + 1]++;
         }
-        const int   idx[3] = { index_[0][a], index_[1][a], index_[2][a] };
-        const real  qa     = real(qMine_[a]);
-        const real* tx     = &theta_[0][size_t(a) * p];
-        const real* ty     = &theta_[1][size_t(a) * p];
-        const real* tz     = &theta_[2][size_t(a) * p];
+    }
+    for (int sl = 0; sl < numSlabs; sl++)
+    {
+        slabStart_[sl + 1] += slabStart_[sl];
+    }
+    slabAtoms_.resize(slabStart_[numSlabs]);
+    {
+        std::vector<int>& fill = slabFill_;
+        fill.assign(slabStart_.begin(), slabStart_.end() - 1);
+        for (int a = 0; a < n; a++)
+        {
+            if (qMine_[a] != 0)
+            {
+                slabAtoms_[fill[long(index_[0][a]) * numSlabs / ext_[0]]++] = a;
+            }
+        }
+    }
+    const int nt = std::max(1, std::min(numThreads_, numSlabs / 2));
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    for (int parity = 0; parity < 2; parity++)
+    {
+#pragma omp for schedule(dynamic, 1)
+        for (int sl = parity; sl < numSlabs; sl += 2)
+        {
+            for (int k = slabStart_[sl]; k < slabStart_[sl + 1]; k++)
+            {
+                const int   a      = slabAtoms_[k];
+                const int   idx[3] = { index_[0][a], index_[1][a], index_[2][a] };
+                const real  qa     = real(qMine_[a]);
+                const real* tx     = &theta_[0][size_t(a) * p];
+                const real* ty     = &theta_[1][size_t(a) * p];
+                const real* tz     = &theta_[2][size_t(a) * p];
 #if PUTMD_PME_SSE
-        if (p == 4 && idx[2] + 4 <= nz)
-        {
-            pme_detail::spreadAtomSse(grid_.data(), Kext, wx, wy, idx, qa, tx, ty, tz);
-            continue;
-        }
+                if (p == 4 && idx[2] + 4 <= nz)
+                {
+                    pme_detail::spreadAtomSse(grid_.data(), Kext, wx, wy, idx, qa, tx, ty, tz);
+                    continue;
+                }
 #endif
-        if (p == 4)
-        {
-            pme_detail::spreadAtom<4>(grid_.data(), Kext, wx, wy, wz, idx, qa, tx, ty, tz, p);
-        }
-        else
-        {
-            pme_detail::spreadAtom<0>(grid_.data(), Kext, wx, wy, wz, idx, qa, tx, ty, tz, p);
+                if (p == 4)
+                {
+                    pme_detail::spreadAtom<4>(grid_.data(), Kext, wx, wy, wz, idx, qa, tx, ty, tz, p);
+                }
+                else
+                {
+                    pme_detail::spreadAtom<0>(grid_.data(), Kext, wx, wy, wz, idx, qa, tx, ty, tz, p);
+                }
+            }
         }
     }
 }
@@ -541,6 +586,8 @@ void DistributedPme::gather(const Box& box)
     const int*               wy   = rowTable_[1].data();
     const int*               wz   = rowTable_[2].data();
     fMine_.assign(n, Vec3<real>());
+    const int nt = std::max(1, std::min(numThreads_, n / 256 + 1));
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
     for (int a = 0; a < n; a++)
     {
         if (qMine_[a] == 0)

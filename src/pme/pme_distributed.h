@@ -80,6 +80,10 @@ public:
     double compute(const Box& box, std::span<const Vec3<real>> x, std::span<const double> q,
                    std::span<Vec3<real>> f, Matrix3* virial, StageTimers* timers = nullptr);
 
+    /* Threads for splines, spread (slabs of x planes, even then odd: the
+     * grid is the same for every count) and gather. */
+    void setNumThreads(int n) { numThreads_ = n > 0 ? n : 1; }
+
     std::array<int, 2>   procGrid() const { return procGrid_; }
     const PencilFft3d&   fft() const { return *fft_; }
     const PmeParameters& parameters() const { return params_; }
@@ -129,6 +133,8 @@ private:
     std::array<std::vector<real>, 3> theta_, dtheta_;
     std::array<std::vector<int>, 3>  rowTable_; // identity (x, y), wrap (z)
     std::vector<real>                influence_; // solve factors for influenceBox_
+    int                              numThreads_ = 1;
+    std::vector<int>                 slabStart_, slabFill_, slabAtoms_; // spread: charged atoms by x slab
     Box                              influenceBox_;
 };
 

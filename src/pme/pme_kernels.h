@@ -37,9 +37,10 @@ void splinesOrder4(const Vec3<real>* x, int begin, int end, const Matrix3& inv, 
                    real* const theta[3], real* const dtheta[3], int* const index[3]);
 
 /* The grid cell splinesOrder4 puts an atom in along d, by the same
- * arithmetic (the build's precision, no contraction: ISO C++ mode), so a
- * rank that sends atoms to the owner of their cell and the owner that
- * computes the splines agree on every atom. */
+ * arithmetic (the build's precision; both files compile without FMA
+ * contraction, see CMakeLists.txt), so a rank that sends atoms to the
+ * owner of their cell and the owner that computes the splines agree on
+ * every atom. */
 inline int pmeCellOrder4(const Vec3<real>& x, const Matrix3& inv, int d, int Kd)
 {
     const real a = real(inv(0, d)), b = real(inv(1, d)), c = real(inv(2, d));

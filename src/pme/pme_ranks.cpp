@@ -226,7 +226,7 @@ void PmeClient::stop()
 }
 
 PmeRankResult runPmeRank(comm::Communicator& world, comm::Communicator& pme, const RankLayout& layout,
-                         const PmeParameters& params, TransposeAlgorithm transpose, double totalCharge)
+                         const PmeParameters& params, TransposeAlgorithm transpose, double totalCharge, int numThreads)
 {
     PmeRankResult          result;
     auto                   toPme   = world.makeExchange(comm::Phase::Pme);
@@ -244,6 +244,7 @@ PmeRankResult runPmeRank(comm::Communicator& world, comm::Communicator& pme, con
         toPp->plan(sends, {});
     };
     DistributedPme dpme(params, pme, choosePencilGrid(pme.size(), params.gridSize), transpose, totalCharge);
+    dpme.setNumThreads(numThreads);
     // the atoms this rank can receive from its PP ranks bound its PME atoms
     auto planAll = [&] {
         planBoth();

@@ -134,6 +134,7 @@ struct PmeRankResult
     long        normalCollectives = 0; // in computations without virial (see PmeClient)
 };
 PmeRankResult runPmeRank(comm::Communicator& world, comm::Communicator& pme, const RankLayout& layout,
-                         const PmeParameters& params, TransposeAlgorithm transpose, double totalCharge);
+                         const PmeParameters& params, TransposeAlgorithm transpose, double totalCharge,
+                         int numThreads = 1);
 
 } // namespace putmd

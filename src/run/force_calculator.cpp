@@ -70,6 +70,10 @@ void ForceCalculator::setNumThreads(int n)
     {
         pme_->setNumThreads(n);
     }
+    if (distributedPme_)
+    {
+        distributedPme_->setNumThreads(n);
+    }
 }
 
 void ForceCalculator::addDispersionCorrection(const Box& box, Matrix3* virial, ForceOutput& out) const
@@ -100,9 +104,12 @@ void ForceCalculator::setDomainDecomposition(DomainDecomposition* dd, comm::Comm
         pmeClient_ = pme.client;
         if (!pmeClient_)
         {
-            distributedPme_ = std::make_unique<DistributedPme>(pme_->parameters(), *comm,
+            PmeParameters params = pme_->parameters();
+            params.fftPlanning   = pme.fftPlanning;
+            distributedPme_      = std::make_unique<DistributedPme>(params, *comm,
                                                                choosePencilGrid(comm->size(), pmeGrid_), pme.transpose,
                                                                top_.totalCharge());
+            distributedPme_->setNumThreads(numThreads_);
         }
     }
 }

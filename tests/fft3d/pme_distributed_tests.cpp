@@ -198,6 +198,34 @@ int main(int argc, char** argv)
                     if (firstBits.empty())
                     {
                         firstBits = global;
+                        // threads (slabs of the spread, shares of the
+                        // gather) change no bit
+                        DistributedPme threaded(params, comm, pg, alg, qsum);
+                        threaded.setNumThreads(3);
+                        fm.assign(xm.size(), RVec());
+                        vir = Matrix3();
+                        const double et = threaded.compute(box, xm, qm, fm, &vir);
+                        std::vector<double> g3(size_t(natoms) * 3 + 10, 0.0);
+                        for (size_t k = 0; k < mine.size(); k++)
+                        {
+                            for (int d = 0; d < 3; d++)
+                            {
+                                g3[size_t(mine[k]) * 3 + d] = fm[k][d];
+                            }
+                        }
+                        g3[size_t(natoms) * 3] = et;
+                        for (int i = 0; i < 9; i++)
+                        {
+                            g3[size_t(natoms) * 3 + 1 + i] = vir(i / 3, i % 3);
+                        }
+                        sumOver(comm, g3);
+                        size_t firstDiff = 0;
+                        while (firstDiff < g3.size() && g3[firstDiff] == global[firstDiff])
+                        {
+                            firstDiff++;
+                        }
+                        check(g3 == global, label + ": 3 threads not bitwise identical to 1 (first difference at value "
+                                                    + std::to_string(firstDiff) + " of " + std::to_string(g3.size()) + ")");
                     }
                     else
                     {
