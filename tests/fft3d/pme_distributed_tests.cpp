@@ -149,28 +149,32 @@ int main(int argc, char** argv)
                                               + std::to_string(c.grid[2]) + " order " + std::to_string(c.order)
                                               + ", process grid " + std::to_string(pg[0]) + "x"
                                               + std::to_string(pg[1]) + ", " + transposeAlgorithmName(alg);
-                    DistributedPme dpme(params, comm, pg, alg, qsum);
-                    fm.assign(xm.size(), RVec());
-                    Matrix3 vir;
-                    // twice: the second call must not see leftovers of the first
-                    dpme.compute(box, xm, qm, fm, &vir);
-                    fm.assign(xm.size(), RVec());
-                    vir = Matrix3();
-                    double e = dpme.compute(box, xm, qm, fm, &vir);
-                    std::vector<double> global(size_t(natoms) * 3 + 10, 0.0);
-                    for (size_t k = 0; k < mine.size(); k++)
-                    {
-                        for (int d = 0; d < 3; d++)
+                    // one computation's forces (global order), energy and
+                    // virial, summed over the ranks
+                    auto computeGlobal = [&](DistributedPme& pme) {
+                        fm.assign(xm.size(), RVec());
+                        Matrix3              vir;
+                        const double         e = pme.compute(box, xm, qm, fm, &vir);
+                        std::vector<double> g(size_t(natoms) * 3 + 10, 0.0);
+                        for (size_t k = 0; k < mine.size(); k++)
                         {
-                            global[size_t(mine[k]) * 3 + d] = fm[k][d];
+                            for (int d = 0; d < 3; d++)
+                            {
+                                g[size_t(mine[k]) * 3 + d] = fm[k][d];
+                            }
                         }
-                    }
-                    global[size_t(natoms) * 3] = e;
-                    for (int i = 0; i < 9; i++)
-                    {
-                        global[size_t(natoms) * 3 + 1 + i] = vir(i / 3, i % 3);
-                    }
-                    sumOver(comm, global);
+                        g[size_t(natoms) * 3] = e;
+                        for (int i = 0; i < 9; i++)
+                        {
+                            g[size_t(natoms) * 3 + 1 + i] = vir(i / 3, i % 3);
+                        }
+                        sumOver(comm, g);
+                        return g;
+                    };
+                    DistributedPme dpme(params, comm, pg, alg, qsum);
+                    // twice: the second call must not see leftovers of the first
+                    computeGlobal(dpme);
+                    const std::vector<double> global = computeGlobal(dpme);
                     double worst = 0;
                     for (int a = 0; a < natoms; a++)
                     {
@@ -202,23 +206,7 @@ int main(int argc, char** argv)
                         // gather) change no bit
                         DistributedPme threaded(params, comm, pg, alg, qsum);
                         threaded.setNumThreads(3);
-                        fm.assign(xm.size(), RVec());
-                        vir = Matrix3();
-                        const double et = threaded.compute(box, xm, qm, fm, &vir);
-                        std::vector<double> g3(size_t(natoms) * 3 + 10, 0.0);
-                        for (size_t k = 0; k < mine.size(); k++)
-                        {
-                            for (int d = 0; d < 3; d++)
-                            {
-                                g3[size_t(mine[k]) * 3 + d] = fm[k][d];
-                            }
-                        }
-                        g3[size_t(natoms) * 3] = et;
-                        for (int i = 0; i < 9; i++)
-                        {
-                            g3[size_t(natoms) * 3 + 1 + i] = vir(i / 3, i % 3);
-                        }
-                        sumOver(comm, g3);
+                        const std::vector<double> g3 = computeGlobal(threaded);
                         size_t firstDiff = 0;
                         while (firstDiff < g3.size() && g3[firstDiff] == global[firstDiff])
                         {
