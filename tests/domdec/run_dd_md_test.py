@@ -38,6 +38,7 @@ p.add_argument("--schedules", default="staged")
 p.add_argument("--npme", default="0", help="PME layouts: separate PME rank counts, e.g. '0 1 2'")
 p.add_argument("--transposes", default="pairwise", help="3D-FFT transpose algorithms, e.g. 'alltoallv pairwise rma'")
 p.add_argument("--steps", type=int, default=100)
+p.add_argument("--threads", type=int, default=1, help="threads per rank of the decomposed runs (-nt)")
 p.add_argument("--tol", type=float, default=1e-9)
 p.add_argument("--mdp", default="", help="extra mdp settings, ';'-separated key=value")
 args = p.parse_args()
@@ -73,7 +74,7 @@ def run(workdir, name, ranks, backend="p2p", schedule="staged", npme=0, transpos
     out = os.path.join(workdir, name)
     cmd = [args.putmd, "run", "-p", os.path.join(args.system, "topol.top"),
            "-c", os.path.join(args.system, args.coordinates), "-f", os.path.join(workdir, "run.mdp"),
-           "-deffnm", out, "-nsteps", str(args.steps), "-nt", "1"]
+           "-deffnm", out, "-nsteps", str(args.steps), "-nt", str(args.threads if ranks > 0 else 1)]
     if ranks > 0:
         cmd = args.mpirun.split() + ["-np", str(ranks)] + cmd + ["--comm", backend, "--halo", schedule,
                                                                    "--npme", str(npme), "--fft-transpose", transpose]
