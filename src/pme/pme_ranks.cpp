@@ -61,6 +61,13 @@ std::vector<int> RankLayout::ppRanksOf(int pmeIndex) const
     return out;
 }
 
+namespace
+{
+constexpr double kSpreadGatherPerPoint = 0.57; // pair-equivalents per atom and spline point
+constexpr double kFftSolvePerGridPoint = 5.1;  // per grid point, both FFTs and the solve
+constexpr double kPmeOverheadPerRank   = 0.25; // npme 0: share of the PME work added per extra rank
+} // namespace
+
 NpmeChoice chooseNpme(int worldSize, long numAtoms, double pairsPerAtom, std::array<int, 3> pmeGrid, int pmeOrder,
                       const std::function<bool(int numPp)>& ppRanksUsable)
 {
@@ -71,19 +78,22 @@ NpmeChoice chooseNpme(int worldSize, long numAtoms, double pairsPerAtom, std::ar
         return c;
     }
     // Relative costs per step, in the time of one pair interaction within
-    // the cut-off, as measured on this engine (rnase-amber-cubic on one
-    // core, docs/performance.md): a pair ~25 ns; spreading plus gathering
-    // ~4.5 ns per atom and spline point (p^3 of them), 0.18 pairs; the
-    // forward and backward FFT with the solve ~14 ns per grid point, 0.56.
+    // the cut-off, as measured on the cluster kernels (water-spce-12k and
+    // rnase-amber-cubic on 2 ranks, one core each, docs/performance.md): a
+    // pair ~2 ns; spreading plus gathering ~1.1 ns per atom and spline
+    // point (p^3 of them), 0.57 pairs; the forward and backward FFT with
+    // the solve ~10 ns per grid point, 5.1 pairs.
     const double gridPoints = double(pmeGrid[0]) * pmeGrid[1] * pmeGrid[2];
     const double pp         = double(numAtoms) * pairsPerAtom;
-    const double pme        = double(numAtoms) * 0.18 * pmeOrder * pmeOrder * pmeOrder + gridPoints * 0.56;
+    const double pme        = double(numAtoms) * kSpreadGatherPerPoint * pmeOrder * pmeOrder * pmeOrder
+                       + gridPoints * kFftSolvePerGridPoint;
     const double fraction = pme / (pp + pme);
-    // npme 0: everything divided over all ranks, plus the PME transposes and
-    // redistribution (about 10 % of the PME work per extra rank, as measured
-    // on 2-8 ranks here); npme K: PP and PME run side by side, the slower
-    // side sets the pace.
-    double bestTime = (pp + pme) / worldSize + 0.1 * pme * (worldSize - 1) / worldSize;
+    // npme 0: everything divided over all ranks, plus the redistribution,
+    // borders and transposes (a quarter of the PME work per extra rank, as
+    // measured on 2 ranks: PME on each of 2 ranks took 0.72-0.76 of one
+    // rank's whole PME instead of 0.5); npme K: PP and PME run side by
+    // side, the slower side sets the pace.
+    double bestTime = (pp + pme) / worldSize + kPmeOverheadPerRank * pme * (worldSize - 1) / worldSize;
     int    best     = 0;
     for (int k = 1; k <= worldSize / 2; k++)
     {
