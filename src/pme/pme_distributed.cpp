@@ -23,29 +23,23 @@ int positiveMod(int a, int n)
     return ((a % n) + n) % n;
 }
 
-MPI_Datatype mpiReal()
-{
-    return sizeof(real) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT;
-}
-
-double now()
-{
-    return MPI_Wtime();
-}
-
 } // namespace
 
-/* The scratch of borderExchange, reused by every call. */
+/* The links of one border exchange (a dimension, summing or filling),
+ * planned once: per peer the slabs that go out or come in, in plan order;
+ * the messages travel as puts into regions the receiver exposed
+ * (comm::Exchange on the backend of the run). A self entry (a process row
+ * of one rank) has no link: its slabs are mapped on the rank itself. */
 struct DistributedPme::BorderScratch
 {
     struct Side
     {
-        int                     peer;
+        int                     peer; // process index along the dimension
         const std::vector<int>* slabs;
+        int                     link; // exchange link, -1 for self
     };
-    std::vector<Side>              sends, recvs;
-    std::vector<std::vector<real>> inBuf, outBuf;
-    std::vector<MPI_Request>       requests;
+    std::vector<Side>               sends, recvs;
+    std::unique_ptr<comm::Exchange> exchange;
 };
 
 /* Border traffic along one dimension. Spreading: this rank's extended slab
@@ -157,7 +151,7 @@ DistributedPme::DistributedPme(const PmeParameters& params, comm::Communicator& 
     {
         rowTable_[2][z] = z % K[2];
     }
-    exchangeScratch_ = std::make_unique<BorderScratch>();
+    planBorders();
     const int P = comm.size();
     sendCounts_.assign(P, 0);
     recvCounts_.assign(P, 0);
@@ -180,79 +174,82 @@ real* DistributedPme::slabPointer(int dim, int slab, int part)
     return grid_.data() + (size_t(plane) * ext_[1] + slab) * nz;
 }
 
+/* The four border exchanges (x and y, summing and filling), planned once
+ * (collective): summing sends my extended slabs to their owners and
+ * receives the slabs my owned ones take; filling reverses every arrow. */
+void DistributedPme::planBorders()
+{
+    const int nz = params_.gridSize[2];
+    for (int dim = 0; dim < 2; dim++)
+    {
+        const BorderPlan& plan    = *border_[dim];
+        const int         parts   = dim == 0 ? 1 : ownSize_[0];
+        const size_t      slabLen = parts * (dim == 0 ? size_t(ext_[1]) * nz : size_t(nz));
+        const int         mine    = dim == 0 ? pi_ : pj_;
+        auto rankOf = [&](int c) { return dim == 0 ? c * procGrid_[1] + pj_ : pi_ * procGrid_[1] + c; };
+        for (int sum = 0; sum < 2; sum++)
+        {
+            auto& b = borderLinks_[dim][sum];
+            b     = std::make_unique<BorderScratch>();
+            for (const auto& o : plan.out)
+            {
+                (sum ? b->sends : b->recvs).push_back({ o.peer, &o.ext, -1 });
+            }
+            for (const auto& in : plan.in)
+            {
+                (sum ? b->recvs : b->sends).push_back({ in.peer, &in.target, -1 });
+            }
+            std::vector<comm::SendLink> links;
+            std::vector<int>            from;
+            for (auto& side : b->sends)
+            {
+                if (side.peer != mine)
+                {
+                    side.link = static_cast<int>(links.size());
+                    links.push_back({ rankOf(side.peer), side.slabs->size() * slabLen * sizeof(real) });
+                }
+            }
+            for (auto& side : b->recvs)
+            {
+                if (side.peer != mine)
+                {
+                    side.link = static_cast<int>(from.size());
+                    from.push_back(rankOf(side.peer));
+                }
+            }
+            b->exchange = comm_.makeExchange(comm::Phase::Pme);
+            b->exchange->plan(links, from);
+        }
+    }
+}
+
 /* One border exchange along dim. Summing: my extended slabs go to their
  * owners, which add them to their owned slabs. Filling (the reverse): the
  * owners send those owned slabs back, which overwrite my extended slabs. */
 void DistributedPme::borderExchange(int dim, bool sum)
 {
-    const BorderPlan& plan    = *border_[dim];
-    const int         nz      = params_.gridSize[2];
-    const int         parts   = dim == 0 ? 1 : ownSize_[0];
-    const size_t      partLen = dim == 0 ? size_t(ext_[1]) * nz : size_t(nz);
-    const size_t      slabLen = parts * partLen;
-    const int         mine    = dim == 0 ? pi_ : pj_;
-    auto              rankOf  = [&](int c) { return dim == 0 ? c * procGrid_[1] + pj_ : pi_ * procGrid_[1] + c; };
-
-    // (peer, slabs) lists of both directions, in plan order
-    auto&              sends = exchangeScratch_->sends;
-    auto&              recvs = exchangeScratch_->recvs;
-    sends.clear();
-    recvs.clear();
-    for (const auto& o : plan.out)
+    const BorderPlan&     plan    = *border_[dim];
+    BorderScratch&        b       = *borderLinks_[dim][sum ? 1 : 0];
+    const int             nz      = params_.gridSize[2];
+    const int             parts   = dim == 0 ? 1 : ownSize_[0];
+    const size_t          partLen = dim == 0 ? size_t(ext_[1]) * nz : size_t(nz);
+    for (const auto& side : b.sends)
     {
-        (sum ? sends : recvs).push_back({ o.peer, &o.ext });
-    }
-    for (const auto& in : plan.in)
-    {
-        (sum ? recvs : sends).push_back({ in.peer, &in.target });
-    }
-    const int tag = sum ? 700 + dim : 710 + dim;
-
-    comm::PhaseStats&              stats = comm_.mutableStats(comm::Phase::Pme);
-    // buffers kept between calls: no allocation once their sizes settled
-    auto& inBuf    = exchangeScratch_->inBuf;
-    auto& outBuf   = exchangeScratch_->outBuf;
-    auto& requests = exchangeScratch_->requests;
-    inBuf.resize(std::max(inBuf.size(), recvs.size()));
-    outBuf.resize(std::max(outBuf.size(), sends.size()));
-    requests.clear();
-    for (size_t k = 0; k < recvs.size(); k++)
-    {
-        if (recvs[k].peer == mine)
+        if (side.link < 0)
         {
             continue;
         }
-        inBuf[k].resize(recvs[k].slabs->size() * slabLen);
-        requests.emplace_back();
-        MPI_Irecv(inBuf[k].data(), static_cast<int>(inBuf[k].size()), mpiReal(), rankOf(recvs[k].peer), tag,
-                  comm_.mpiComm(), &requests.back());
-    }
-    for (size_t k = 0; k < sends.size(); k++)
-    {
-        if (sends[k].peer == mine)
-        {
-            continue;
-        }
-        outBuf[k].resize(sends[k].slabs->size() * slabLen);
-        real* dst = outBuf[k].data();
-        for (int slab : *sends[k].slabs)
+        real* dst = reinterpret_cast<real*>(b.exchange->sendBuffer(side.link).data());
+        for (int slab : *side.slabs)
         {
             for (int part = 0; part < parts; part++, dst += partLen)
             {
                 std::copy_n(slabPointer(dim, slab, part), partLen, dst);
             }
         }
-        requests.emplace_back();
-        MPI_Isend(outBuf[k].data(), static_cast<int>(outBuf[k].size()), mpiReal(), rankOf(sends[k].peer), tag,
-                  comm_.mpiComm(), &requests.back());
-        stats.recordMessage(static_cast<long>(outBuf[k].size() * sizeof(real)));
     }
-    if (!requests.empty())
-    {
-        const double t0 = now();
-        MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
-        stats.waitSeconds += now() - t0;
-    }
+    b.exchange->start();
+    b.exchange->finish();
     auto apply = [&](const real* src, real* dst) {
         if (sum)
         {
@@ -268,6 +265,7 @@ void DistributedPme::borderExchange(int dim, bool sum)
     };
     // in ascending source order, self included, so sums do not depend on
     // arrival order; a self link maps my extended slabs to my owned ones
+    const int   mine = dim == 0 ? pi_ : pj_;
     const auto* self = [&]() -> const BorderPlan::Out* {
         for (const auto& o : plan.out)
         {
@@ -278,14 +276,14 @@ void DistributedPme::borderExchange(int dim, bool sum)
         }
         return nullptr;
     }();
-    for (size_t k = 0; k < recvs.size(); k++)
+    for (const auto& side : b.recvs)
     {
-        if (recvs[k].peer == mine)
+        if (side.link < 0)
         {
-            for (size_t s = 0; s < self->ext.size(); s++)
+            for (size_t k = 0; k < self->ext.size(); k++)
             {
-                const int from = sum ? self->ext[s] : self->target[s];
-                const int to   = sum ? self->target[s] : self->ext[s];
+                const int from = sum ? self->ext[k] : self->target[k];
+                const int to   = sum ? self->target[k] : self->ext[k];
                 for (int part = 0; part < parts; part++)
                 {
                     apply(slabPointer(dim, from, part), slabPointer(dim, to, part));
@@ -293,8 +291,8 @@ void DistributedPme::borderExchange(int dim, bool sum)
             }
             continue;
         }
-        const real* src = inBuf[k].data();
-        for (int slab : *recvs[k].slabs)
+        const real* src = reinterpret_cast<const real*>(b.exchange->recvBuffer(side.link).data());
+        for (int slab : *side.slabs)
         {
             for (int part = 0; part < parts; part++, src += partLen)
             {

@@ -18,8 +18,9 @@
  *     one-rank kernels (pme_kernels.h: order-4 splines as one vectorised
  *     loop, SSE rows in the mixed build);
  *  3. border summation: the extended planes go to the ranks owning them
- *     and are added there, first along x (whole extended rows, so corners
- *     travel on), then along y (owned planes only). The owner is looked up
+ *     (puts into regions planned once, comm::Exchange) and are added
+ *     there, first along x (whole extended rows, so corners travel on),
+ *     then along y (owned planes only). The owner is looked up
  *     per plane, so a thin block whose border spans several ranks, or a
  *     process row of one rank (a periodic self-sum), takes the same path;
  *  4. the distributed r2c FFT (fft/pencil_fft.h), the solve on this rank's
@@ -97,6 +98,7 @@ private:
     void computeSplines(const Box& box);
     void spread(const Box& box);
     void gather(const Box& box);
+    void planBorders();
     void borderExchange(int dim, bool sum);
     real* slabPointer(int dim, int slab, int part);
 
@@ -112,7 +114,7 @@ private:
     std::array<int, 2>                 ext_{};      // extended sizes (owned + p - 1)
     std::vector<real>                  grid_;       // ext x ext y x nz
     std::unique_ptr<BorderPlan>        border_[2];
-    std::unique_ptr<BorderScratch>     exchangeScratch_;
+    std::unique_ptr<BorderScratch>     borderLinks_[2][2]; // [dim][summing]: the planned exchanges
 
     // redistribution: links to every rank, planned at search steps
     static constexpr size_t kRedistHeaderBytes = 16;                // the atom count
