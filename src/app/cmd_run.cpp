@@ -190,6 +190,7 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
             request.backend   = *backend;
             request.npme      = opt.get("npme");
             request.transpose = opt.get("fft-transpose");
+            request.ddGrid    = run.dd.grid;
             parallel          = setUpParallelRun(in, request);
             if (parallel.world->rank() == 0)
             {

@@ -72,7 +72,7 @@ ParallelSetup setUpParallelRun(const SystemInputs& in, const ParallelRequest& re
     auto ddProblem = [&](int numPp) -> std::string {
         try
         {
-            chooseDdGrid(in.coordinates.box, numPp, halo, std::nullopt);
+            chooseDdGrid(in.coordinates.box, numPp, halo, request.ddGrid);
             return {};
         }
         catch (const std::exception& e)

@@ -4,7 +4,9 @@
  */
 #pragma once
 
+#include <array>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "comm/communicator.h"
@@ -21,6 +23,7 @@ struct ParallelRequest
     comm::Backend backend   = comm::Backend::P2p;
     std::string   npme      = "auto"; // --npme: auto or a count
     std::string   transpose = "auto"; // --fft-transpose
+    std::optional<std::array<int, 3>> ddGrid; // -dd: then only its rank count can be the PP ranks
 };
 
 struct ParallelSetup
