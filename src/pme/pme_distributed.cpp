@@ -371,7 +371,8 @@ void DistributedPme::startRedistribution(const Box& box, std::span<const Vec3<re
         slotOf_[a]   = sendCounts_[destOf_[a]]++;
     }
     // header (the count), then x, y, z, q per atom in the build's precision
-    std::vector<std::byte*> out(P);
+    std::vector<std::byte*>& out = sendCursor_; // kept: no allocation in the step
+    out.resize(P);
     for (int r = 0; r < P; r++)
     {
         std::byte* buf  = redistX_->sendBuffer(r).data();

@@ -122,6 +122,7 @@ private:
     static constexpr size_t kAtomFBytes        = 3 * sizeof(real);
     std::unique_ptr<comm::Exchange> redistX_, redistF_;
     int                             plannedAtoms_ = -1;
+    std::vector<std::byte*>         sendCursor_; // per destination: where its next atom goes
     bool                            started_      = false; // startRedistribution before compute
     // redistribution state of the current computation
     std::vector<int>        sendCounts_, recvCounts_, recvDispl_;
