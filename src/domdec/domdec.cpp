@@ -74,6 +74,7 @@ struct DomainDecomposition::Pulse
     std::vector<std::vector<int>>   sendIndex;
     std::vector<int>                recvStart, recvCount;
     std::vector<RVec>               recvShift;
+    std::vector<int>                recvShiftMask; // the box vectors recvShift adds (bit d: vector d)
 };
 
 DomainDecomposition::DomainDecomposition(comm::Communicator& comm, const Topology& global, const std::vector<RVec>& x,
@@ -403,6 +404,7 @@ void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& b
         pulse.sendZone.clear();
         pulse.sendIndex.clear();
         pulse.recvShift.clear();
+        pulse.recvShiftMask.clear();
         // the zones this unit serves: one dimension per staged pulse, all 7 at once for direct
         std::vector<int> masks;
         if (options_.schedule == HaloSchedule::Staged)
@@ -435,14 +437,17 @@ void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& b
             }
             pulse.sendIndex.push_back(std::move(send));
             RVec shift;
+            int  shiftMask = 0;
             for (int d = 0; d < 3; d++)
             {
                 if ((mask & (1 << d)) && coord_[d] + 1 == grid_.n[d])
                 {
                     shift += boxVector(box, d);
+                    shiftMask |= 1 << d;
                 }
             }
             pulse.recvShift.push_back(shift);
+            pulse.recvShiftMask.push_back(shiftMask);
         }
         const int numLinks = static_cast<int>(masks.size());
         // indices, zones and coordinates, once per search
@@ -556,6 +561,26 @@ void DomainDecomposition::haloCoordinatesFinish(std::vector<RVec>& xLocal)
                 std::memcpy(&xa, in + a * kVectorBytes, kVectorBytes);
                 xLocal[pulse.recvStart[k] + a] = xa + shift;
             }
+        }
+    }
+}
+
+void DomainDecomposition::setBox(const Box& box)
+{
+    box_ = box;
+    for (auto& pulse : pulses_)
+    {
+        for (size_t k = 0; k < pulse->recvShift.size(); k++)
+        {
+            RVec shift;
+            for (int d = 0; d < 3; d++)
+            {
+                if (pulse->recvShiftMask[k] & (1 << d))
+                {
+                    shift += boxVector(box, d);
+                }
+            }
+            pulse->recvShift[k] = shift;
         }
     }
 }

@@ -86,6 +86,9 @@ public:
     /* Search step: put groups in the box, migrate, rebuild the halo, the
      * local topology and the pair lists. xHome, vHome are reordered. */
     void repartition(std::vector<Vec3<real>>& xHome, std::vector<Vec3<real>>& vHome, const Box& box);
+    /* Pressure coupling changed the box between search steps: the halo's
+     * periodic images from now on are shifted by the new box vectors. */
+    void setBox(const Box& box);
 
     int numHome() const { return numHome_; }
     int numLocal() const { return static_cast<int>(globalIndex_.size()); }
@@ -180,6 +183,7 @@ private:
     // per listed type: the interactions each atom is the first atom of (CSR)
     std::array<std::vector<int>, 10> reverseStart_, reverse_;
     long                             numListedGlobal_ = 0;
+    std::vector<int>                 posresStart_, posres_; // restraints of each global atom (CSR)
 
     Topology   localTop_;
     Topology   homeTop_;

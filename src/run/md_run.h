@@ -84,7 +84,7 @@ private:
     void              runVelocityVerlet();
     void              outputEnergies(long step, bool last, const ForceOutput& forces, const Matrix3& kinetic,
                                      const Matrix3& constraintVirial, bool computeE, Matrix3* pressureOut, double* temperatureOut,
-                                     Matrix3* virialOut = nullptr);
+                                     Matrix3* virialOut = nullptr, Matrix3* kineticOut = nullptr);
     double            totalMass_ = 0;
     Matrix3           constraintVirial_;
     std::unique_ptr<MdLog>      log_;

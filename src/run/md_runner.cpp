@@ -584,6 +584,10 @@ void MdRun::pressureCoupling(long step, const Matrix3& pressure, double temperat
     }
     (void)volume;
     box_ = newBox;
+    if (dd_)
+    {
+        dd_->setBox(box_);
+    }
 }
 
 StepEnergies MdRun::energies(const ForceOutput& forces, const Matrix3& kinetic, const Matrix3& virial) const
@@ -608,7 +612,7 @@ StepEnergies MdRun::energies(const ForceOutput& forces, const Matrix3& kinetic, 
 
 void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, const Matrix3& kineticIn,
                            const Matrix3& constraintVirialIn, bool computeE, Matrix3* pressureOut, double* temperatureOut,
-                           Matrix3* virialOut)
+                           Matrix3* virialOut, Matrix3* kineticOut)
 {
     if (!computeE)
     {
@@ -692,6 +696,10 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
     if (!outputsSkipped(step) && (every(step, mdp_.nstlog) || last))
     {
         log_->energies(step, mdp_.tinit + step * mdp_.dt, e);
+    }
+    if (kineticOut)
+    {
+        *kineticOut = kinetic; // summed over ranks
     }
     if (virialOut)
     {
@@ -825,16 +833,17 @@ void MdRun::runLeapFrog()
         }
         // stage: energies (kinetic energy as the average of the half steps)
         const Matrix3 kinetic = computeE ? averageOf(kineticOldScaled, kineticEnergyTensor(v_, mass_)) : Matrix3();
-        Matrix3       pressure, virial;
+        Matrix3       pressure, virial, kineticTotal;
         double        temperature = 0;
         {
             Timed t(&timers_, Stage::EnergyOutput);
-            outputEnergies(step, last, forces, kinetic, constraintVirial_, computeE, &pressure, &temperature, &virial);
+            outputEnergies(step, last, forces, kinetic, constraintVirial_, computeE, &pressure, &temperature, &virial,
+                           &kineticTotal);
         }
         // stage: pressure coupling (needs this step's pressure tensor)
         if (needPressure && computeE && !last)
         {
-            pressureCoupling(step, pressure, temperature, virial, kinetic);
+            pressureCoupling(step, pressure, temperature, virial, kineticTotal);
         }
         countNormalStep(step, search, computeE, last, collectives0, growths0);
         if (!last)
