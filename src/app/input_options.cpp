@@ -12,6 +12,7 @@ std::vector<OptionSpec> inputFileOptions(const std::string& coordinatesHelp)
         { "p", "TOP", "topology (.top)", "topol.top" },
         { "c", "GRO", coordinatesHelp, "conf.gro" },
         { "f", "MDP", "run parameters (.mdp)", "grompp.mdp" },
+        { "r", "GRO", "position-restraint reference coordinates (.gro; default: the -c file)", "" },
         { "I", "DIR", "extra directory to search for #include files", "", false, true },
     };
 }
@@ -22,6 +23,7 @@ InputPaths inputPathsFrom(const ParsedOptions& opt)
     paths.topology    = opt.get("p");
     paths.coordinates = opt.get("c");
     paths.mdp         = opt.get("f");
+    paths.restraintReference = opt.get("r");
     paths.includeDirs = opt.all("I");
     if (const char* gmxlib = std::getenv("GMXLIB"))
     {

@@ -22,6 +22,8 @@ const char* energyTermName(EnergyTerm t)
         case EnergyTerm::DispCorr: return "Disper. corr.";
         case EnergyTerm::CoulombSR: return "Coulomb (SR)";
         case EnergyTerm::CoulRecip: return "Coul. recip.";
+        case EnergyTerm::PositionRest: return "Position Rest.";
+        case EnergyTerm::FlatBottomPosRest: return "Flat-b. P-R."; // GROMACS 2022's name (later versions: "Flat-bottom posres")
         case EnergyTerm::Potential: return "Potential";
         case EnergyTerm::Count: break;
     }

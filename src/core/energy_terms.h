@@ -29,6 +29,8 @@ enum class EnergyTerm
     DispCorr,
     CoulombSR,
     CoulRecip,
+    PositionRest,
+    FlatBottomPosRest,
     Potential,
     Count
 };

@@ -236,6 +236,41 @@ void DomainDecomposition::buildLocalTopology(const Box& box)
                 total, numListedGlobal_, haloDistance_));
     }
 
+    // position restraints go with their atom: the home copy computes them
+    localTop_.positionRestraintSettings = global_.positionRestraintSettings;
+    localTop_.positionRestraints.clear();
+    if (!global_.positionRestraints.empty())
+    {
+        if (posresStart_.empty())
+        {
+            posresStart_.assign(global_.numAtoms + 1, 0);
+            for (const auto& p : global_.positionRestraints)
+            {
+                posresStart_[p.i + 1]++;
+            }
+            for (int a = 0; a < global_.numAtoms; a++)
+            {
+                posresStart_[a + 1] += posresStart_[a];
+            }
+            posres_.resize(global_.positionRestraints.size());
+            std::vector<int> fill(posresStart_.begin(), posresStart_.end() - 1);
+            for (size_t k = 0; k < global_.positionRestraints.size(); k++)
+            {
+                posres_[fill[global_.positionRestraints[k].i]++] = static_cast<int>(k);
+            }
+        }
+        for (int a = 0; a < numHome_; a++)
+        {
+            const int gi = globalIndex_[a];
+            for (int r = posresStart_[gi]; r < posresStart_[gi + 1]; r++)
+            {
+                PositionRestraint p = global_.positionRestraints[posres_[r]];
+                p.i                 = a;
+                localTop_.positionRestraints.push_back(p);
+            }
+        }
+    }
+
     // the home atoms with their constraints, for the update
     copyAtoms(global_, globalIndex_, numHome_, homeTop_);
     homeTop_.constraints.clear();

@@ -224,7 +224,7 @@ const std::map<std::string, Setter>& keyTable()
         { "tau-p", doubleSetter(&MdpOptions::tauP, 1e-9, inf, "positive (ps)") },
         { "ref-p", doublesSetter(&MdpOptions::refP) },
         { "compressibility", doublesSetter(&MdpOptions::compressibility) },
-        { "refcoord-scaling", onlyValue({ "no" }, "position restraints are not implemented") },
+        { "refcoord-scaling", enumSetter(&MdpOptions::refcoordScaling, EnumTable<RefCoordScaling>{ { "no", RefCoordScaling::No }, { "all", RefCoordScaling::All }, { "com", RefCoordScaling::Com } }, {}) },
         { "gen-vel", boolSetter(&MdpOptions::genVel) },
         { "gen-temp", doubleSetter(&MdpOptions::genTemp, 0, inf, "0 or more (K)") },
         { "gen-seed", intSetter(&MdpOptions::genSeed, -1, std::numeric_limits<long>::max(), "-1 (random) or more") },

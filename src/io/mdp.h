@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "topology/topology.h"
 
 namespace putmd
 {
@@ -41,6 +42,7 @@ struct MdpOptions
     double     emstep     = 0.01;
     std::vector<std::string> defines; // from "define = -DX -DY=1"
     std::vector<std::string> includeDirs; // from "include = -I/dir"
+    RefCoordScaling          refcoordScaling = RefCoordScaling::No; // position restraints' references under pressure coupling
 
     // neighbour searching
     int    nstlist               = 10;

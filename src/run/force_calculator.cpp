@@ -1,4 +1,5 @@
 #include "run/force_calculator.h"
+#include "listed/position_restraints.h"
 
 #include "comm/communicator.h"
 #include "domdec/domdec.h"
@@ -188,6 +189,8 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
         ListedSettings listed;
         listed.epsfac = ic_.epsfac;
         computeListed(lt.listed, listed, xLocal_, Pbc(box), out.f, out.energies, vir);
+        computePositionRestraints(lt.positionRestraints, lt.positionRestraintSettings, xLocal_, box, out.f,
+                                  out.energies, vir);
     }
     if (distributedPme_)
     {
@@ -244,6 +247,8 @@ void ForceCalculator::compute(const std::vector<Vec3<real>>& x, const Box& box, 
         ListedSettings listed;
         listed.epsfac = ic_.epsfac;
         threadedListed_.compute(top_.listed, listed, x, Pbc(box), out.f, out.energies, vir, numThreads_);
+        computePositionRestraints(top_.positionRestraints, top_.positionRestraintSettings, x, box, out.f, out.energies,
+                                  vir);
     }
     if (pme_)
     {

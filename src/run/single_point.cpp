@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "listed/listed.h"
+#include "listed/position_restraints.h"
 #include "nonbonded/dispersion_correction.h"
 #include "nonbonded/interaction_const.h"
 #include "nonbonded/reference_kernel.h"
@@ -46,6 +47,8 @@ SinglePointResult computeSinglePoint(const Topology& top, const MdpOptions& mdp,
     ListedSettings listedSettings;
     listedSettings.epsfac = ic.epsfac;
     computeListed(top.listed, listedSettings, x, Pbc(box), result.forces, result.energies);
+    computePositionRestraints(top.positionRestraints, top.positionRestraintSettings, x, box, result.forces,
+                              result.energies, nullptr);
 
     if (mdp.coulombType == CoulombType::Pme)
     {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "io/preprocessor.h"
+#include "listed/position_restraints.h"
 #include "topology/build_topology.h"
 #include "topology/topology_parser.h"
 
@@ -72,6 +73,25 @@ SystemInputs loadSystem(const InputPaths& paths)
         }
     }
     checkCutoffAgainstBox(in.mdp, in.coordinates.box, paths.coordinates);
+    if (!in.topology.positionRestraints.empty())
+    {
+        if (paths.restraintReference.empty() || paths.restraintReference == paths.coordinates)
+        {
+            setPositionRestraintReferences(&in.topology, in.coordinates.x, in.coordinates.box, in.mdp.refcoordScaling,
+                                           paths.coordinates);
+        }
+        else
+        {
+            const GroFile ref = readGro(paths.restraintReference);
+            setPositionRestraintReferences(&in.topology, ref.x, ref.box, in.mdp.refcoordScaling, paths.restraintReference);
+        }
+    }
+    else if (!paths.restraintReference.empty())
+    {
+        in.warnings.push_back("-r " + paths.restraintReference
+                              + ": the topology has no position restraints (is POSRES defined? define = -DPOSRES in the "
+                                ".mdp); the file is not used");
+    }
     return in;
 }
 

@@ -24,6 +24,7 @@ struct InputPaths
     std::string              topology;
     std::string              coordinates;
     std::string              mdp;
+    std::string              restraintReference; // -r: position-restraint reference (empty: the coordinates)
     std::vector<std::string> includeDirs; // -I
     std::vector<std::string> gmxlibDirs;  // from GMXLIB
     std::string              dataDir = PUTMD_GMX_DATA_DIR;

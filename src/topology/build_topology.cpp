@@ -376,6 +376,49 @@ void appendShifted(std::vector<T>& dst, const std::vector<T>& src, int offset)
     }
 }
 
+/* The [ position_restraints ] of one molecule, at global atom numbers;
+ * references are set later, from the restraint coordinates. */
+void positionRestraints(const MoleculeType& mol, int offset, bool firstOfBlock, std::vector<char>& hadHarmonic, Topology& top)
+{
+    const auto& list = mol.list(InteractionKind::PositionRestraints);
+    if (hadHarmonic.size() < mol.atoms.size())
+    {
+        hadHarmonic.resize(mol.atoms.size(), 0);
+    }
+    for (int pass = 1; pass <= 2; pass++) // harmonic first: the COM rule depends on it
+    {
+        for (const auto& it : list)
+        {
+            if (it.func != pass)
+            {
+                continue;
+            }
+            PositionRestraint p;
+            p.i    = it.atoms[0] + offset;
+            p.func = it.func;
+            if (it.func == 1)
+            {
+                std::copy(it.params.begin(), it.params.begin() + 3, p.k);
+                p.inCom = firstOfBlock;
+                if (firstOfBlock)
+                {
+                    hadHarmonic[it.atoms[0]] = 1;
+                }
+                top.positionRestraintSettings.any = true;
+            }
+            else
+            {
+                p.geometry = static_cast<int>(it.params[0]);
+                p.r        = it.params[1];
+                p.kFlat    = it.params[2];
+                p.inCom    = firstOfBlock && !hadHarmonic[it.atoms[0]];
+                top.positionRestraintSettings.anyFlat = true;
+            }
+            top.positionRestraints.push_back(p);
+        }
+    }
+}
+
 void appendListed(ListedInteractions& dst, const ListedInteractions& src, int offset)
 {
     appendShifted(dst.bonds, src.bonds, offset);
@@ -475,6 +518,7 @@ Topology buildTopology(const TopologyFile& file, ConstraintsMode constraintsMode
     top.exclusionStart.push_back(0);
     int offset   = 0;
     int molecule = 0;
+    std::vector<char> hadHarmonic; // molecule-local atom numbers with a harmonic restraint (grompp's COM rule)
     for (const auto& block : file.molecules)
     {
         const MoleculeType&     mol = *file.moleculeType(block.name);
@@ -535,6 +579,7 @@ Topology buildTopology(const TopologyFile& file, ConstraintsMode constraintsMode
                 s.h2 += offset;
                 top.settles.push_back(s);
             }
+            positionRestraints(mol, offset, m == 0, hadHarmonic, top);
             offset += static_cast<int>(mol.atoms.size());
             molecule++;
         }

@@ -25,6 +25,41 @@ struct Pair14 { int i, j; double c6, c12, qq; }; // qq includes fudgeQQ
 struct Constraint { int i, j; double length; };
 struct Settle { int o, h1, h2; double doh, dhh; };
 
+/* A position restraint on one atom ([ position_restraints ]). Function 1
+ * is harmonic per dimension (force constants k, kJ/mol/nm^2); function 2
+ * is flat-bottomed: zero within r of the reference, harmonic (constant
+ * kFlat) beyond it, or the reverse when r < 0, in the geometry GROMACS
+ * numbers 1 sphere, 2 cylinder along z, 3/4/5 layer normal to x/y/z,
+ * 6/7/8 cylinder along x/y/z. The reference is set from the restraint
+ * coordinates (-r) in the form refcoord-scaling asks for (see
+ * listed/position_restraints.h). */
+struct PositionRestraint
+{
+    int    i;
+    int    func;
+    double k[3]     = { 0, 0, 0 }; // function 1
+    int    geometry = 0;           // function 2
+    double r = 0, kFlat = 0;       // function 2
+    double ref[3]   = { 0, 0, 0 }; // reference: absolute, box fractions or relative to the COM
+    /* Whether the atom's reference counts in the restraints' centre of mass
+     * (refcoord-scaling com). As grompp: the first molecule of each
+     * [ molecules ] line only, and a flat-bottomed restraint not when its
+     * molecule-local atom number already had a harmonic one. */
+    bool inCom = false;
+};
+
+enum class RefCoordScaling { No, All, Com };
+
+/* The restraints' shared state: how references follow the box, and the
+ * restrained atoms' centre of mass in box fractions (refcoord-scaling com). */
+struct PositionRestraintSettings
+{
+    RefCoordScaling scaling        = RefCoordScaling::No;
+    double          comFraction[3] = { 0, 0, 0 };
+    bool            any            = false; // the system has position restraints of function 1
+    bool            anyFlat        = false; // ... of function 2
+};
+
 struct ListedInteractions
 {
     std::vector<HarmonicBond>      bonds;
@@ -68,6 +103,9 @@ struct Topology
     ListedInteractions      listed;
     std::vector<Constraint> constraints;
     std::vector<Settle>     settles;
+
+    std::vector<PositionRestraint> positionRestraints; // global atom indices (local ones for a rank's part)
+    PositionRestraintSettings      positionRestraintSettings;
 
     /* For the dispersion correction: number of excluded atom pairs (i<j) per
      * LJ type pair, accumulated as sum of C6 and count over excluded pairs. */

@@ -1,6 +1,7 @@
 #include "topology/topology_parser.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <set>
@@ -20,6 +21,7 @@ const char* directiveName(InteractionKind k)
         case InteractionKind::Dihedrals: return "dihedrals";
         case InteractionKind::Constraints: return "constraints";
         case InteractionKind::Settles: return "settles";
+        case InteractionKind::PositionRestraints: return "position_restraints";
         case InteractionKind::Count: break;
     }
     return "?";
@@ -68,6 +70,8 @@ const std::vector<FuncSpec>& funcSpecs(InteractionKind k)
     static const std::vector<FuncSpec> dihedrals   = { { 1, { 3, 5 } }, { 2, { 2, 4 } }, { 3, { 6, 12 } }, { 4, { 3, 5 } }, { 9, { 3, 5 } } };
     static const std::vector<FuncSpec> constraints = { { 1, { 1, 2 } }, { 2, { 1, 2 } } };
     static const std::vector<FuncSpec> settles     = { { 1, { 2 } } };
+    // harmonic: fx fy fz (and the B state); flat-bottomed: geometry r k
+    static const std::vector<FuncSpec> posres      = { { 1, { 3, 6 } }, { 2, { 3 } } };
     switch (k)
     {
         case InteractionKind::Bonds: return bonds;
@@ -75,6 +79,7 @@ const std::vector<FuncSpec>& funcSpecs(InteractionKind k)
         case InteractionKind::Angles: return angles;
         case InteractionKind::Dihedrals: return dihedrals;
         case InteractionKind::Constraints: return constraints;
+        case InteractionKind::PositionRestraints: return posres;
         default: return settles;
     }
 }
@@ -86,6 +91,7 @@ int numAtoms(InteractionKind k)
         case InteractionKind::Angles: return 3;
         case InteractionKind::Dihedrals: return 4;
         case InteractionKind::Settles: return 1;
+        case InteractionKind::PositionRestraints: return 1;
         default: return 2;
     }
 }
@@ -158,6 +164,7 @@ private:
     void atoms(const std::vector<std::string>& tok, const SourceLocation& at);
     void interaction(const std::vector<std::string>& tok, const SourceLocation& at, InteractionKind k);
     void exclusions(const std::vector<std::string>& tok, const SourceLocation& at);
+    void positionRestraint(const std::vector<std::string>& tok, const SourceLocation& at);
     void molecules(const std::vector<std::string>& tok, const SourceLocation& at);
 
     MoleculeType& molecule(const SourceLocation& at);
@@ -225,10 +232,10 @@ void TopologyParser::header(const std::string& text, const SourceLocation& at)
     static const std::set<std::string> known = {
         "defaults", "atomtypes", "nonbond_params", "pairtypes", "bondtypes", "constrainttypes", "angletypes",
         "dihedraltypes", "cmaptypes", "implicit_genborn_params", "moleculetype", "atoms", "bonds", "pairs",
-        "angles", "dihedrals", "constraints", "settles", "exclusions", "system", "molecules"
+        "angles", "dihedrals", "constraints", "settles", "exclusions", "system", "molecules", "position_restraints"
     };
     static const std::set<std::string> unsupported = {
-        "cmap", "position_restraints", "distance_restraints", "dihedral_restraints", "orientation_restraints",
+        "cmap", "distance_restraints", "dihedral_restraints", "orientation_restraints",
         "angle_restraints", "angle_restraints_z", "virtual_sites1", "virtual_sites2", "virtual_sites3",
         "virtual_sites4", "virtual_sitesn", "dummies2", "dummies3", "polarization", "water_polarization",
         "thole_polarization", "pairs_nb", "intermolecular_interactions", "bondtypes_nb"
@@ -237,8 +244,7 @@ void TopologyParser::header(const std::string& text, const SourceLocation& at)
     {
         throw InputError(at, "directive [ " + name + " ] is not supported by putmd"
                                      + (name == "cmap" ? std::string(" (build the topology without CMAP, e.g. 'gmx pdb2gmx -nocmap')")
-                                        : name == "position_restraints" ? std::string(" (position restraints are not implemented: do not define POSRES)")
-                                                                        : std::string()));
+                                                       : std::string()));
     }
     if (!known.count(name))
     {
@@ -546,6 +552,37 @@ void TopologyParser::interaction(const std::vector<std::string>& tok, const Sour
     mol.list(k).push_back(std::move(it));
 }
 
+/* ai func params: function 1 "fx fy fz" (harmonic; a B state is read and
+ * ignored, as putmd has no free-energy perturbation), function 2 "g r k"
+ * (flat-bottomed; g is one of GROMACS's geometries 1-8). */
+void TopologyParser::positionRestraint(const std::vector<std::string>& tok, const SourceLocation& at)
+{
+    MoleculeType& mol = molecule(at);
+    needFields(tok, 2, at, "atom, function type, parameters");
+    Interaction it;
+    it.atoms  = { atomIndex(tok[0], at) };
+    it.func   = parseIntField(tok[1], at, "the function type");
+    it.params = parseParams(tok, 2, at);
+    checkFunc(InteractionKind::PositionRestraints, it.func, it.params.size(), true, at, directive_);
+    if (it.func == 2)
+    {
+        const double g = it.params[0];
+        if (g != std::floor(g) || g < 1 || g > 8)
+        {
+            throw InputError(at, "[ position_restraints ] function 2 geometry " + tok[2]
+                                         + " is not valid; valid: 1 (sphere), 2 (cylinder along z), 3, 4, 5 (layer "
+                                           "normal to x, y, z), 6, 7, 8 (cylinder along x, y, z)");
+        }
+        if (it.params[2] < 0)
+        {
+            throw InputError(at, "[ position_restraints ] force constant " + tok[4] + " is negative; use k >= 0 "
+                                 "(a negative r, not k, turns the flat-bottomed restraint inside out)");
+        }
+    }
+    it.where = at;
+    mol.list(InteractionKind::PositionRestraints).push_back(std::move(it));
+}
+
 void TopologyParser::exclusions(const std::vector<std::string>& tok, const SourceLocation& at)
 {
     MoleculeType& mol = molecule(at);
@@ -603,6 +640,7 @@ void TopologyParser::line(const std::vector<std::string>& tok, const SourceLine&
     else if (directive_ == "dihedrals") interaction(tok, at, InteractionKind::Dihedrals);
     else if (directive_ == "constraints") interaction(tok, at, InteractionKind::Constraints);
     else if (directive_ == "settles") interaction(tok, at, InteractionKind::Settles);
+    else if (directive_ == "position_restraints") positionRestraint(tok, at);
     else if (directive_ == "exclusions") exclusions(tok, at);
     else if (directive_ == "system") result.systemName += (result.systemName.empty() ? "" : " ") + std::string(trim(src.text));
     else if (directive_ == "molecules") molecules(tok, at);

@@ -135,7 +135,7 @@ one_system() {
     fi
     (
         cd "$sys"
-        gmx_d grompp -maxwarn $mw -f "$mdp" -c conf.gro -p topol.top -o "$tmp/ref.tpr" \
+        gmx_d grompp -maxwarn $mw -f "$mdp" -c conf.gro ${RESTRAINT_REF:+-r "$RESTRAINT_REF"} -p topol.top -o "$tmp/ref.tpr" \
             -po "$tmp/mdout.mdp" -pp "$tmp/processed.top" > "$tmp/grompp.log" 2>&1 \
             || { tail -40 "$tmp/grompp.log" >&2; exit 1; }
     )
@@ -177,7 +177,7 @@ PY
     printf '\nverlet-buffer-tolerance = -1\nrlist = %s\n' "$rl" >> exact/ref.mdp
     (
         cd "$sys"
-        gmx_d grompp -maxwarn $mw -f "$tmp/exact/ref.mdp" -c conf.gro -p topol.top -o "$tmp/exact/ref.tpr" \
+        gmx_d grompp -maxwarn $mw -f "$tmp/exact/ref.mdp" -c conf.gro ${RESTRAINT_REF:+-r "$RESTRAINT_REF"} -p topol.top -o "$tmp/exact/ref.tpr" \
             -po "$tmp/exact/mdout.mdp" > "$tmp/exact/grompp.log" 2>&1 \
             || { tail -40 "$tmp/exact/grompp.log" >&2; exit 1; }
     )
@@ -355,17 +355,19 @@ PY
 
 usage() {
     echo "usage: $0 [-k] [-m MAXWARN] SYSTEM_DIR [SYSTEM_DIR ...]" >&2
-    echo "       $0 [-k] -o OUT_DIR [-m MAXWARN] SYSTEM_DIR" >&2
+    echo "       $0 [-k] -o OUT_DIR [-m MAXWARN] [-r RESTRAINT_REF.gro] SYSTEM_DIR" >&2
     exit 1
 }
 OUTDIR=""
 EXTRA_MAXWARN=0
 KEEP=""
-while getopts "ko:m:" opt; do
+RESTRAINT_REF=""
+while getopts "ko:m:r:" opt; do
     case $opt in
         k) KEEP=1 ;;
         o) OUTDIR=$OPTARG ;;
         m) EXTRA_MAXWARN=$OPTARG ;;
+        r) RESTRAINT_REF=$(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG") ;;
         *) usage ;;
     esac
 done

@@ -9,6 +9,8 @@
 #                   (conf.gro + topol.top are taken from there, never copied)
 #   maxwarn         optional: number of grompp warnings to accept, beyond the
 #                   GROMOS one make_reference.sh already accepts
+#   restraint-reference  optional: one line, path (relative to VARIANT/) of the
+#                   position-restraint reference coordinates (grompp -r)
 # and gets (overwritten) reference.json, same format as the systems' ones
 # (pme_grid is null for non-PME electrostatics), and forces-full.json (the
 # forces at full double precision). The system folders are not modified.
@@ -32,6 +34,8 @@ for v in "$@"; do
     sys="$d/$(head -n1 "$d/system" | tr -d '[:space:]')"
     mw=0
     [ -f "$d/maxwarn" ] && mw=$(head -n1 "$d/maxwarn" | tr -d '[:space:]')
+    rr=()
+    [ -f "$d/restraint-reference" ] && rr=(-r "$d/$(head -n1 "$d/restraint-reference" | tr -d '[:space:]')")
     echo "=== variant $v"
-    "$HERE/make_reference.sh" ${KEEP[@]+"${KEEP[@]}"} -o "$d" -m "$mw" "$sys"
+    "$HERE/make_reference.sh" ${KEEP[@]+"${KEEP[@]}"} -o "$d" -m "$mw" ${rr[@]+"${rr[@]}"} "$sys"
 done
