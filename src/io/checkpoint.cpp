@@ -224,6 +224,10 @@ std::vector<std::byte> encodeCheckpoint(const Checkpoint& c)
         b.put(f.tailChecksum);
     }
     b.str(c.fftPlans);
+    for (const Matrix3* m : { &c.boxVelocity, &c.boxRel })
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++)
+                b.put((*m)(r, k));
     Writer w;
     w.out.reserve(b.out.size() + 32);
     w.out.insert(w.out.end(), reinterpret_cast<const std::byte*>(kMagic), reinterpret_cast<const std::byte*>(kMagic) + 8);
@@ -251,9 +255,9 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
     }
     head.get<std::array<char, 8>>("the magic");
     const uint32_t version = head.get<uint32_t>("the version");
-    if (version != kCheckpointVersion && version != 1)
+    if (version < 1 || version > kCheckpointVersion)
     {
-        head.fail(fmt::format("it has format version {}, this putmd reads versions 1 and {}", version, kCheckpointVersion));
+        head.fail(fmt::format("it has format version {}, this putmd reads versions 1 to {}", version, kCheckpointVersion));
     }
     const uint64_t length = head.get<uint64_t>("the body length");
     const size_t   start  = 20;
@@ -349,6 +353,13 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
     if (version >= 2)
     {
         c.fftPlans = r.str("the FFT plans");
+    }
+    if (version >= 3)
+    {
+        for (Matrix3* m : { &c.boxVelocity, &c.boxRel })
+            for (int row = 0; row < 3; row++)
+                for (int k = 0; k < 3; k++)
+                    (*m)(row, k) = r.finite("the box velocity");
     }
     if (!r.atEnd())
     {

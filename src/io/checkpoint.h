@@ -19,7 +19,9 @@
  * ranks and backend of the writer (i32, string: information only), and the
  * output files (u32 count; per file: name, size u64, FNV-1a 64 of its last
  * min(size, 1 MiB) bytes); version 2 adds the FFT plans the run measured
- * (string, see fft3d.h), so that a continuation transforms as it did.
+ * (string, see fft3d.h), so that a continuation transforms as it did;
+ * version 3 adds the Parrinello-Rahman box velocity and the box-shape
+ * ratios the barostat keeps (9 f64 each; zero without it).
  *
  * Nothing random is stored: thermostat and barostat noise comes from a
  * counter-based generator keyed by seed and step. Values are stored as
@@ -43,7 +45,7 @@
 namespace putmd
 {
 
-constexpr uint32_t kCheckpointVersion = 2; // version 1 (no FFT plans) is still read
+constexpr uint32_t kCheckpointVersion = 3; // versions 1 (no FFT plans) and 2 (no box velocity) are still read
 
 struct CheckpointOutputFile
 {
@@ -76,6 +78,8 @@ struct Checkpoint
     std::string              backend;
     std::vector<CheckpointOutputFile> files;
     std::string                       fftPlans; // version 2: the measured FFT plans (chosenFftPlans)
+    Matrix3                           boxVelocity; // version 3: Parrinello-Rahman (nm/ps)
+    Matrix3                           boxRel;      // version 3: box-shape ratios P-R preserves
 };
 
 std::vector<std::byte> encodeCheckpoint(const Checkpoint& c);

@@ -27,8 +27,8 @@ enum class DispCorr { No, EnerPres, Ener };
 enum class ConstraintsMode { None, HBonds, AllBonds };
 enum class ConstraintAlgorithm { Lincs, Shake };
 enum class TCoupl { No, VRescale, Berendsen, NoseHoover };
-enum class PCoupl { No, CRescale, Berendsen };
-enum class PCouplType { Isotropic, SemiIsotropic };
+enum class PCoupl { No, CRescale, Berendsen, ParrinelloRahman };
+enum class PCouplType { Isotropic, SemiIsotropic, Anisotropic };
 enum class CommMode { Linear, None };
 
 struct MdpOptions

@@ -128,6 +128,8 @@ void MdRun::writeCheckpointFile(long step, bool outputsWritten, const std::vecto
     c.ranks              = comm_ ? comm_->size() : 1;
     c.backend            = comm_ ? comm::backendName(comm_->backend()) : "none";
     c.fftPlans           = fftPlanning_ == FftPlanning::Measure ? chosenFftPlans() : std::string();
+    c.boxVelocity        = pr_.boxVelocity; // (a step's barostat changes it only at the step's end)
+    c.boxRel             = pr_.boxRel;
     for (const auto& f : outputFiles())
     {
         CheckpointOutputFile out;

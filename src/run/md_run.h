@@ -76,6 +76,14 @@ private:
     std::vector<RVec> x_, v_, xprime_;
     Box               box_;
     double            thermostatIntegral_ = 0, barostatIntegral_ = 0;
+    // Parrinello-Rahman: the box's velocity, and this step's matrices when
+    // it is a step that applies the barostat (see coupling.h)
+    ParrinelloRahman pr_;
+    bool             prApply_ = false;
+    Matrix3          prM_, prMu_;
+    Box              prNextBox_;
+    void             parrinelloRahmanStart(long step);
+    void             parrinelloRahmanFinish(long step, bool pressureComputed, const Matrix3& pressure);
     std::vector<NoseHooverState> noseHoover_;
     void              runLeapFrog();
     bool              stopHere(long step, const Progress& progress);

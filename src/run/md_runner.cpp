@@ -172,11 +172,24 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
         }
         thermostatIntegral_ = restart_->thermostatIntegral;
         barostatIntegral_   = restart_->barostatIntegral;
+        pr_.boxVelocity     = restart_->boxVelocity;
+        pr_.boxRel          = restart_->boxRel;
         averageNames_       = restart_->averageNames;
         averageSums_        = restart_->averageSums;
         averageCount_       = restart_->averageCount;
         startStep_          = restart_->step;
         skipFirstOutputs_   = restart_->stepOutputsWritten;
+    }
+    if (mdp_.pcoupl == PCoupl::ParrinelloRahman)
+    {
+        bool kept = false; // a checkpoint of a Parrinello-Rahman run keeps the starting shape
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++)
+                kept = kept || pr_.boxRel(r, k) != 0;
+        if (!kept)
+        {
+            pr_.boxRel = ParrinelloRahman::shapeOf(box_, mdp_.pcouplType);
+        }
     }
     checkpointPath_ = options_.deffnm + ".cpt";
     forces_->setTimers(&timers_);
@@ -515,6 +528,7 @@ void MdRun::leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput&
     std::optional<Timed> updateTimer(std::in_place, &timers_, Stage::Update);
     const real           dt = real(mdp_.dt);
     const bool nh = mdp_.tcoupl == TCoupl::NoseHoover;
+    const double prDtc = settings_.nstpcouple * mdp_.dt;
     xprime_.resize(x_.size());
     const long n = static_cast<long>(x_.size());
     // atoms are independent: OpenMP's threads (-nt), the same result for any count
@@ -523,15 +537,23 @@ void MdRun::leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput&
     {
         const int  g = tcGroup_[i];
         const real l = real(lambda[g]);
+        RVec       pr; // Parrinello-Rahman: -dtc M v on the steps that apply it
+        if (prApply_)
+        {
+            for (int d = 0; d < 3; d++)
+            {
+                pr[d] = real(-prDtc * (prM_(d, 0) * v_[i][0] + prM_(d, 1) * v_[i][1] + prM_(d, 2) * v_[i][2]));
+            }
+        }
         if (nh)
         {
             // -xi v with v at the midpoint of the half steps, solved for v'
             const real h = real(0.5 * noseHoover_[g].xi * mdp_.dt);
-            v_[i]        = (v_[i] * (1 - h) + forces.f[i] * (invMass_[i] * dt)) * (1 / (1 + h));
+            v_[i]        = (v_[i] * (1 - h) + forces.f[i] * (invMass_[i] * dt) + pr) * (1 / (1 + h));
         }
         else
         {
-            v_[i] = v_[i] * l + forces.f[i] * (invMass_[i] * dt);
+            v_[i] = v_[i] * l + forces.f[i] * (invMass_[i] * dt) + pr;
         }
         xprime_[i] = x_[i] + v_[i] * dt;
     }
@@ -539,6 +561,39 @@ void MdRun::leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput&
     Timed constraintTimer(&timers_, Stage::Constraints);
     constraintVirial_ = Matrix3();
     constraints_->apply(x_, xprime_, &v_, mdp_.dt, box_, &constraintVirial_);
+}
+
+/* Parrinello-Rahman, before the update: whether this step applies the
+ * barostat (the step after one whose pressure accelerated the box), and
+ * its matrices from the box velocity and the box. */
+void MdRun::parrinelloRahmanStart(long step)
+{
+    prApply_ = mdp_.pcoupl == PCoupl::ParrinelloRahman && every(step + settings_.nstpcouple - 1, settings_.nstpcouple);
+    if (prApply_)
+    {
+        pr_.step(mdp_, box_, settings_.nstpcouple * mdp_.dt, &prM_, &prNextBox_, &prMu_);
+    }
+}
+
+/* Parrinello-Rahman, after this step's energies (whose pressure is that of
+ * the box before the move, as GROMACS's): the box moves and the coordinates
+ * follow it; then this step's pressure, if computed for coupling,
+ * accelerates the box for the next application. */
+void MdRun::parrinelloRahmanFinish(long step, bool pressureComputed, const Matrix3& pressure)
+{
+    if (prApply_)
+    {
+        scaleCoordinates(xprime_, prMu_);
+        box_ = prNextBox_;
+        if (dd_)
+        {
+            dd_->setBox(box_);
+        }
+    }
+    if (pressureComputed && every(step, settings_.nstpcouple))
+    {
+        pr_.accelerate(mdp_, pressure, box_, settings_.nstpcouple * mdp_.dt);
+    }
 }
 
 /* virial: force plus constraint virial of this step; kinetic: its tensor. */
@@ -597,6 +652,11 @@ StepEnergies MdRun::energies(const ForceOutput& forces, const Matrix3& kinetic, 
     e.kinetic     = trace(kinetic);
     e.total       = e.terms[EnergyTerm::Potential] + e.kinetic;
     e.conserved   = e.total + thermostatIntegral_ + barostatIntegral_;
+    if (mdp_.pcoupl == PCoupl::ParrinelloRahman)
+    {
+        // the box's kinetic energy and P0 V, with the box after this step's move (as GROMACS)
+        e.conserved += pr_.conservedEnergy(mdp_, prApply_ ? prNextBox_ : box_);
+    }
     e.temperature = temperatureOf(e.kinetic, settings_.totalDof);
     const double volume = box_.volume();
     double       p      = 0;
@@ -807,6 +867,7 @@ void MdRun::runLeapFrog()
         {
             groupKinetic(&groupKineticOld);
         }
+        parrinelloRahmanStart(step);
         try
         {
             leapFrogUpdate(lambda, forces);
@@ -841,7 +902,14 @@ void MdRun::runLeapFrog()
                            &kineticTotal);
         }
         // stage: pressure coupling (needs this step's pressure tensor)
-        if (needPressure && computeE && !last)
+        if (mdp_.pcoupl == PCoupl::ParrinelloRahman)
+        {
+            if (!last)
+            {
+                parrinelloRahmanFinish(step, computeE, pressure);
+            }
+        }
+        else if (needPressure && computeE && !last)
         {
             pressureCoupling(step, pressure, temperature, virial, kineticTotal);
         }

@@ -27,12 +27,23 @@ void checkSupported(const MdpOptions& mdp)
     }
     if (mdp.pcoupl != PCoupl::No)
     {
-        const size_t need = mdp.pcouplType == PCouplType::Isotropic ? 1 : 2;
+        const size_t need = mdp.pcouplType == PCouplType::Isotropic       ? 1
+                            : mdp.pcouplType == PCouplType::SemiIsotropic ? 2
+                                                                          : 6;
         if (mdp.refP.size() != need || mdp.compressibility.size() != need)
         {
-            throw InputError(mdp.where("ref-p"), std::string("pcoupltype = ")
-                                                         + (need == 1 ? "isotropic needs one value" : "semiisotropic needs two values (xy, z)")
-                                                         + " for ref-p and for compressibility");
+            throw InputError(mdp.where(mdp.refP.size() != need ? "ref-p" : "compressibility"),
+                             std::string("pcoupltype = ")
+                                     + (need == 1   ? "isotropic needs one value"
+                                        : need == 2 ? "semiisotropic needs two values (xy, z)"
+                                                    : "anisotropic needs six values (xx, yy, zz, xy/yx, xz/zx, yz/zy)")
+                                     + " for ref-p and for compressibility; found " + std::to_string(mdp.refP.size())
+                                     + " and " + std::to_string(mdp.compressibility.size()));
+        }
+        if (mdp.pcouplType == PCouplType::Anisotropic && mdp.pcoupl != PCoupl::ParrinelloRahman)
+        {
+            throw InputError(mdp.where("pcoupltype"), "pcoupltype = anisotropic is implemented for pcoupl = "
+                                                      "Parrinello-Rahman; use it, or isotropic / semiisotropic with this barostat");
         }
         if (mdp.integrator == Integrator::MdVv)
         {
@@ -79,7 +90,9 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
         }
     }
     s.nsttcouple = couplingInterval(mdp.nsttcouple, mdp.dt, tauTMin, mdp.tcoupl == TCoupl::NoseHoover ? 20 : 5);
-    s.nstpcouple = couplingInterval(mdp.nstpcouple, mdp.dt, mdp.tauP, 10);
+    // GROMACS's minimum integration steps per tau-p: 20 for the harmonic
+    // Parrinello-Rahman barostat, 10 for the first-order ones
+    s.nstpcouple = couplingInterval(mdp.nstpcouple, mdp.dt, mdp.tauP, mdp.pcoupl == PCoupl::ParrinelloRahman ? 20 : 10);
     s.ldSeed        = resolveSeed(mdp.ldSeed);
     s.totalDof      = 3.0 * top.numAtoms - numConstraintDof - (mdp.commMode == CommMode::Linear ? 3 : 0);
 

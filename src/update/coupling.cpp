@@ -138,3 +138,190 @@ Box scaledBox(const Box& box, const Matrix3& mu)
 }
 
 } // namespace putmd
+
+namespace putmd
+{
+
+namespace
+{
+
+Matrix3 multiply(const Matrix3& a, const Matrix3& b)
+{
+    Matrix3 c;
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+        {
+            double s = 0;
+            for (int j = 0; j < 3; j++)
+            {
+                s += a(r, j) * b(j, k);
+            }
+            c(r, k) = s;
+        }
+    return c;
+}
+
+Matrix3 transpose(const Matrix3& a)
+{
+    Matrix3 t;
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            t(r, k) = a(k, r);
+    return t;
+}
+
+/* Dimensions whose elements keep their ratio to b_xx: 3 (isotropic), 2
+ * (semi-isotropic: rows b and c in their x and y columns), 0 (anisotropic). */
+int shapeDims(PCouplType type)
+{
+    return type == PCouplType::Isotropic ? 3 : type == PCouplType::SemiIsotropic ? 2 : 0;
+}
+
+void preserveShape(PCouplType type, const Matrix3& boxRel, Matrix3* b)
+{
+    const int ndim = shapeDims(type);
+    for (int d = 1; d < 3; d++)
+        for (int d2 = 0; d2 < ndim; d2++)
+            (*b)(d, d2) = (*b)(0, 0) * boxRel(d, d2);
+}
+
+/* W^-1 per element (1/(bar ps^2 nm)... in GROMACS's units: the pressure
+ * unit drops out as pressure and compressibility come as a product). */
+Matrix3 inverseMass(const MdpOptions& mdp, const Box& box)
+{
+    const Matrix3& b    = box.vectors();
+    const double   maxl = std::max({ b(0, 0), b(1, 1), b(2, 2) });
+    const Matrix3  c    = pressureTensorOf(mdp.compressibility, mdp.pcouplType);
+    Matrix3        w;
+    for (int d = 0; d < 3; d++)
+        for (int n = 0; n < 3; n++)
+            w(d, n) = 4 * units::pi * units::pi * c(d, n) / (3 * mdp.tauP * mdp.tauP * maxl);
+    return w;
+}
+
+} // namespace
+
+Matrix3 pressureTensorOf(const std::vector<double>& v, PCouplType type)
+{
+    Matrix3 t;
+    if (v.empty())
+    {
+        return t;
+    }
+    switch (type)
+    {
+        case PCouplType::Isotropic: t(0, 0) = t(1, 1) = t(2, 2) = v[0]; break;
+        case PCouplType::SemiIsotropic:
+            t(0, 0) = t(1, 1) = v[0];
+            t(2, 2)           = v.size() > 1 ? v[1] : 0;
+            break;
+        case PCouplType::Anisotropic:
+            for (int d = 0; d < 3 && d < int(v.size()); d++)
+            {
+                t(d, d) = v[d];
+            }
+            if (v.size() >= 6)
+            {
+                t(0, 1) = t(1, 0) = v[3];
+                t(0, 2) = t(2, 0) = v[4];
+                t(1, 2) = t(2, 1) = v[5];
+            }
+            break;
+    }
+    return t;
+}
+
+Matrix3 ParrinelloRahman::shapeOf(const Box& box, PCouplType type)
+{
+    Matrix3        rel;
+    const Matrix3& b    = box.vectors();
+    const int      ndim = shapeDims(type);
+    for (int d = 1; d < 3; d++)
+        for (int d2 = 0; d2 < ndim; d2++)
+            rel(d, d2) = b(d, d2) / b(0, 0);
+    return rel;
+}
+
+void ParrinelloRahman::accelerate(const MdpOptions& mdp, const Matrix3& pressure, const Box& box, double dtc)
+{
+    const Matrix3& b    = box.vectors();
+    const double   vol  = b(0, 0) * b(1, 1) * b(2, 2);
+    const Matrix3  winv = inverseMass(mdp, box);
+    const Matrix3  p0   = pressureTensorOf(mdp.refP, mdp.pcouplType);
+    Matrix3        pdiff;
+    for (int d = 0; d < 3; d++)
+        for (int n = 0; n < 3; n++)
+            pdiff(d, n) = pressure(d, n) - p0(d, n);
+    Matrix3 t = multiply(transpose(box.inverse()), pdiff);
+    // the off-diagonal 'force' acts on the lower triangle only (box form)
+    for (int d = 0; d < 3; d++)
+        for (int n = 0; n < d; n++)
+        {
+            t(d, n) += t(n, d);
+            t(n, d) = 0;
+        }
+    switch (mdp.pcouplType)
+    {
+        case PCouplType::Anisotropic:
+            for (int d = 0; d < 3; d++)
+                for (int n = 0; n <= d; n++)
+                    t(d, n) *= winv(d, n) * vol;
+            break;
+        case PCouplType::Isotropic:
+        {
+            // equal relative accelerations with the total volume acceleration
+            const double atot = b(0, 0) * b(1, 1) * t(2, 2) + b(0, 0) * t(1, 1) * b(2, 2) + t(0, 0) * b(1, 1) * b(2, 2);
+            const double arel = atot / (3 * vol);
+            for (int d = 0; d < 3; d++)
+                for (int n = 0; n <= d; n++)
+                    t(d, n) = winv(0, 0) * vol * arel * b(d, n);
+            break;
+        }
+        case PCouplType::SemiIsotropic:
+        {
+            const double atot = b(0, 0) * t(1, 1) + t(0, 0) * b(1, 1);
+            const double arel = atot / (2 * b(0, 0) * b(1, 1));
+            for (int d = 0; d < 2; d++)
+                for (int n = 0; n <= d; n++)
+                    t(d, n) = winv(d, n) * vol * arel * b(d, n);
+            for (int n = 0; n < 3; n++)
+                t(2, n) *= winv(2, n) * vol;
+            break;
+        }
+    }
+    for (int d = 0; d < 3; d++)
+        for (int n = 0; n <= d; n++)
+            boxVelocity(d, n) += dtc * t(d, n);
+    preserveShape(mdp.pcouplType, boxRel, &boxVelocity);
+}
+
+void ParrinelloRahman::step(const MdpOptions& mdp, const Box& box, double dtc, Matrix3* m, Box* next, Matrix3* mu) const
+{
+    const Matrix3& b   = box.vectors();
+    const Matrix3& inv = box.inverse();
+    *m                 = multiply(multiply(inv, multiply(boxVelocity, transpose(b))), transpose(inv));
+    Matrix3 nb;
+    for (int d = 0; d < 3; d++)
+        for (int n = 0; n <= d; n++)
+            nb(d, n) = b(d, n) + dtc * boxVelocity(d, n);
+    preserveShape(mdp.pcouplType, boxRel, &nb);
+    *mu   = multiply(inv, nb);
+    *next = Box(nb);
+}
+
+double ParrinelloRahman::conservedEnergy(const MdpOptions& mdp, const Box& box) const
+{
+    const Matrix3 winv = inverseMass(mdp, box);
+    double        e    = 0;
+    for (int d = 0; d < 3; d++)
+        for (int n = 0; n <= d; n++)
+            if (winv(d, n) > 0)
+            {
+                e += 0.5 * boxVelocity(d, n) * boxVelocity(d, n) / (winv(d, n) * presfac);
+            }
+    const Matrix3 p0 = pressureTensorOf(mdp.refP, mdp.pcouplType);
+    e += box.volume() * (p0(0, 0) + p0(1, 1) + p0(2, 2)) / (3 * presfac);
+    return e;
+}
+
+} // namespace putmd

@@ -11,6 +11,8 @@
  *  - C-rescale (Bernetti & Bussi 2020): first-order stochastic cell
  *    rescaling, isotropic or semi-isotropic, velocities scaled inversely;
  *  - Berendsen: mu = 1 - (dt/tau_p) beta (P0 - P)/3.
+ *  - Parrinello-Rahman (below): the box has a velocity and a mass, and the
+ *    particles feel the box's motion through a friction-like term.
  */
 #pragma once
 
@@ -62,5 +64,40 @@ BarostatStep berendsenBarostat(const MdpOptions& mdp, const Matrix3& pressure, d
 
 /* Box after scaling by mu (rows are box vectors: b' = b mu). */
 Box scaledBox(const Box& box, const Matrix3& mu);
+
+/* Parrinello-Rahman (leap-frog, as GROMACS integrates it). The box b
+ * (rows a, b, c; lower-triangular) has a velocity bdot and an inverse mass
+ * W^-1 = 4 pi^2 beta / (3 tau_p^2 L), L the longest box diagonal. Every
+ * nstpcouple steps, with dtc = nstpcouple dt:
+ *   - after the step whose pressure P was computed, the box accelerates:
+ *     bdot += dtc W^-1 V (b^-1)^T (P - P0), off-diagonal terms moved to the
+ *     lower triangle; isotropic coupling keeps the relative accelerations
+ *     equal (and semi-isotropic those of x and y), anisotropic takes each
+ *     element with its own compressibility;
+ *   - the next step applies it: velocities get -dtc M v with
+ *     M = b^-1 bdot b^T b^-T, the box moves by dtc bdot, and coordinates
+ *     follow the box (x' = x b^-1 b').
+ * Isotropic and semi-isotropic coupling keep the box's shape: the ratios
+ * of its elements to b_xx (all of them, or those of a and b) stay as they
+ * were at the start (boxRel). The conserved energy adds the box's kinetic
+ * energy, 1/2 sum bdot^2 / W^-1, and P0 V. */
+struct ParrinelloRahman
+{
+    Matrix3 boxVelocity; // nm/ps
+    Matrix3 boxRel;      // shape ratios to b_xx (isotropic, semi-isotropic)
+
+    /* Shape ratios of the starting box. */
+    static Matrix3 shapeOf(const Box& box, PCouplType type);
+    /* The box acceleration from pressure (bar), integrated over dtc. */
+    void accelerate(const MdpOptions& mdp, const Matrix3& pressure, const Box& box, double dtc);
+    /* M for the velocities, the box after dtc, and mu for the coordinates. */
+    void step(const MdpOptions& mdp, const Box& box, double dtc, Matrix3* m, Box* next, Matrix3* mu) const;
+    /* The barostat's share of the conserved energy (kJ/mol), box after the step. */
+    double conservedEnergy(const MdpOptions& mdp, const Box& box) const;
+};
+
+/* GROMACS's tensors from the mdp values: isotropic one value, semi-
+ * isotropic (xy, z), anisotropic (xx, yy, zz, xy, xz, yz), symmetric. */
+Matrix3 pressureTensorOf(const std::vector<double>& values, PCouplType type);
 
 } // namespace putmd

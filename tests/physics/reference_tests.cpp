@@ -56,7 +56,7 @@ std::vector<ReferenceCase> findCases()
         if (fs::exists(ref / "reference.json"))
         {
             cases.push_back({ e.path().filename().string(), e.path(), ref / "ref.mdp", ref / "reference.json",
-                              ref / "forces-full.json" });
+                              ref / "forces-full.json", {} });
         }
     }
     for (const auto& e : fs::directory_iterator(data / "variants"))

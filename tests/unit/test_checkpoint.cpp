@@ -77,6 +77,9 @@ Checkpoint makeCheckpoint(uint64_t n, uint64_t seed = 1)
     c.backend            = "rma";
     c.files              = { { "run/md.log", 123456, 0x1111 }, { "run/md.edr", 98765, 0x2222 }, { "run/md.xtc", 0, 0 } };
     c.fftPlans           = "60 60 60 2 14\n(fftw-3 wisdom)";
+    c.boxVelocity(0, 0)  = 1.25e-3;
+    c.boxVelocity(2, 1)  = -3.5e-5;
+    c.boxRel(1, 1)       = 1.0 / 3.0;
     return c;
 }
 
@@ -138,6 +141,12 @@ void expectBitIdentical(const Checkpoint& a, const Checkpoint& b)
     EXPECT_EQ(a.ranks, b.ranks);
     EXPECT_EQ(a.backend, b.backend);
     EXPECT_EQ(a.fftPlans, b.fftPlans);
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+        {
+            EXPECT_EQ(bitsOf(a.boxVelocity(r, k)), bitsOf(b.boxVelocity(r, k)));
+            EXPECT_EQ(bitsOf(a.boxRel(r, k)), bitsOf(b.boxRel(r, k)));
+        }
     ASSERT_EQ(a.files.size(), b.files.size());
     for (size_t k = 0; k < a.files.size(); k++)
     {
@@ -272,6 +281,13 @@ struct HandBody
         {
             putString(b, fftPlans);
         }
+        if (formatVersion >= 3)
+        {
+            for (int k = 0; k < 18; k++)
+            {
+                put(b, k == 0 ? 2e-3 : 0.0); // box velocity xx, the rest zero
+            }
+        }
         b.insert(b.end(), extra.begin(), extra.end());
         return b;
     }
@@ -348,6 +364,7 @@ TEST(Checkpoint, HandBuiltBodyMatchesTheEncoderSoTheDocumentedLayoutIsTheFormat)
     c.backend            = h.backend;
     c.files              = h.files;
     c.fftPlans           = h.fftPlans;
+    c.boxVelocity(0, 0)  = 2e-3;
     EXPECT_EQ(encodeCheckpoint(c), h.file());
     expectBitIdentical(c, decodeCheckpoint(h.file(), "hand.cpt"));
 }
@@ -361,6 +378,15 @@ TEST(Checkpoint, VersionOneWithoutFftPlansIsStillRead)
     EXPECT_TRUE(c.fftPlans.empty());
     ASSERT_EQ(c.files.size(), 1u);
     EXPECT_EQ(c.files[0].name, "md.edr");
+}
+
+TEST(Checkpoint, VersionTwoWithoutBoxVelocityIsStillRead)
+{
+    HandBody h;
+    h.formatVersion = 2;
+    const Checkpoint c = decodeCheckpoint(h.file(), "v2.cpt");
+    EXPECT_EQ(c.fftPlans, h.fftPlans);
+    EXPECT_EQ(c.boxVelocity(0, 0), 0.0);
 }
 
 TEST(Checkpoint, EncoderRefusesArraysThatDoNotMatchTheAtomCount)
@@ -443,7 +469,7 @@ TEST(Checkpoint, WrongVersionIsRejectedNamingBothVersions)
     std::memcpy(f.data() + 8, &version, 4);
     const std::string msg = rejection(f);
     EXPECT_NE(msg.find("format version " + std::to_string(version)), std::string::npos) << msg;
-    EXPECT_NE(msg.find("reads versions 1 and " + std::to_string(kCheckpointVersion)), std::string::npos) << msg;
+    EXPECT_NE(msg.find("reads versions 1 to " + std::to_string(kCheckpointVersion)), std::string::npos) << msg;
 }
 
 TEST(Checkpoint, TrailingGarbageIsRejected)
