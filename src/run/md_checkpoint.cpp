@@ -59,6 +59,7 @@ std::vector<std::string> MdRun::outputFiles() const
     if (energyFile_)
     {
         files.push_back(options_.deffnm + ".csv");
+        files.push_back(options_.deffnm + ".edr");
     }
     if (xtc_)
     {

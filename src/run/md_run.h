@@ -22,6 +22,7 @@
 #include "fft/fft3d.h"
 #include "io/checkpoint.h"
 #include "io/trajectory.h"
+#include "io/edr_file.h"
 #include "io/energy_file.h"
 #include "run/force_calculator.h"
 #include "run/md_output.h"
@@ -97,6 +98,7 @@ private:
     Matrix3           constraintVirial_;
     std::unique_ptr<MdLog>      log_;
     std::unique_ptr<EnergyFile> energyFile_;
+    std::unique_ptr<EdrFile>    edrFile_; // the same rows in GROMACS's .edr format
     std::unique_ptr<XtcWriter>  xtc_;
     std::vector<int>            xtcAtoms_; // compressed-x-grps; empty: all atoms
     std::vector<RVec>           xtcBuffer_;
@@ -135,7 +137,7 @@ private:
     bool                     checkpointDue(long step, const Progress& progress);
     void writeCheckpointFile(long step, bool outputsWritten, const std::vector<RVec>& x, const std::vector<RVec>& v,
                              double thermostat, double barostat, const std::vector<NoseHooverState>& nh);
-    bool appendEnergyFile_ = false;
+    bool appendEnergyFile_ = false, appendEdrFile_ = false;
 
     // blow-up checks
     std::vector<RVec> xAtSearch_;          // home coordinates after the last search

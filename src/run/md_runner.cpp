@@ -285,6 +285,7 @@ void MdRun::openOutputs()
         return std::find(continued.begin(), continued.end(), path) != continued.end();
     };
     appendEnergyFile_ = appending(n + ".csv");
+    appendEdrFile_    = appending(n + ".edr");
     log_ = std::make_unique<MdLog>(root_ ? n + ".log" : std::string(), appending(n + ".log"));
     if (!root_)
     {
@@ -743,14 +744,17 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
         }
         else if (!energyFile_)
         {
-            energyFile_ = std::make_unique<EnergyFile>(options_.deffnm + ".csv", energyColumns(e.terms, withDC),
-                                                       appendEnergyFile_);
+            const auto columns = energyColumns(e.terms, withDC);
+            energyFile_ = std::make_unique<EnergyFile>(options_.deffnm + ".csv", columns, appendEnergyFile_);
+            edrFile_    = std::make_unique<EdrFile>(options_.deffnm + ".edr", columns, mdp_.dt, appendEdrFile_);
         }
         StepEnergies row = e;
         row.pressureDC   = forces_->dispersionPressure(box_.volume());
         if (energyFile_)
         {
-            energyFile_->write(step, mdp_.tinit + step * mdp_.dt, energyRow(row, withDC));
+            const auto values = energyRow(row, withDC);
+            energyFile_->write(step, mdp_.tinit + step * mdp_.dt, values);
+            edrFile_->write(step, mdp_.tinit + step * mdp_.dt, values);
         }
     }
     if (!outputsSkipped(step) && (every(step, mdp_.nstlog) || last))

@@ -134,7 +134,7 @@ def kill_test(root, ranks):
             fail("the killed run did not finish within 10 minutes of restarts")
     if kills == 0:
         fail("the run finished before it could be killed; nothing was tested")
-    for ext in ("csv", "xtc", "trr", "gro"):
+    for ext in ("csv", "edr", "xtc", "trr", "gro"):
         a, b = os.path.join(ref, "md." + ext), os.path.join(work, "md." + ext)
         da, db = open(a, "rb").read(), open(b, "rb").read()
         if da != db:
@@ -142,7 +142,7 @@ def kill_test(root, ranks):
             fail(f"md.{ext} after {kills} kills and continuations differs from the uninterrupted run's from byte {at} "
                  f"(sizes {len(db)} and {len(da)})")
     print(f"{ranks or 1} rank(s): killed {kills} times at random moments, continued from the last checkpoint each "
-          f"time; .csv .xtc .trr .gro identical to the uninterrupted run")
+          f"time; .csv .edr .xtc .trr .gro identical to the uninterrupted run")
 
 
 def ranks_test(root, a, b):
@@ -191,7 +191,7 @@ def split_test(root, ranks):
         work = fresh_dir(root, "split-" + label, mdp)
         run(work, command(system, ranks, 40, ["-cpt", "0"] + dd))
         run(work, command(system, ranks, 80, ["-cpt", "0", "-cpi", "md.cpt"] + dd))
-        for ext in ("csv", "trr", "gro"):
+        for ext in ("csv", "edr", "trr", "gro"):
             da = open(os.path.join(ref, "md." + ext), "rb").read()
             db = open(os.path.join(work, "md." + ext), "rb").read()
             if da != db:
