@@ -16,6 +16,7 @@ const char* energyTermName(EnergyTerm t)
         case EnergyTerm::RyckaertBell: return "Ryckaert-Bell.";
         case EnergyTerm::ImproperDih: return "Improper Dih.";
         case EnergyTerm::PerImpDih: return "Per. Imp. Dih.";
+        case EnergyTerm::CmapDih: return "CMAP Dih.";
         case EnergyTerm::LJ14: return "LJ-14";
         case EnergyTerm::Coulomb14: return "Coulomb-14";
         case EnergyTerm::LJSR: return "LJ (SR)";

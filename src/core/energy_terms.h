@@ -23,6 +23,7 @@ enum class EnergyTerm
     RyckaertBell,
     ImproperDih,
     PerImpDih,
+    CmapDih,
     LJ14,
     Coulomb14,
     LJSR,

@@ -181,7 +181,7 @@ private:
     std::vector<std::unique_ptr<comm::Exchange>> migration_; // per dimension
 
     // per listed type: the interactions each atom is the first atom of (CSR)
-    std::array<std::vector<int>, 10> reverseStart_, reverse_;
+    std::array<std::vector<int>, 11> reverseStart_, reverse_;
     long                             numListedGlobal_ = 0;
     std::vector<int>                 posresStart_, posres_; // restraints of each global atom (CSR)
 

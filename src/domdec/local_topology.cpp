@@ -67,6 +67,13 @@ struct AtomFields<Pair14>
     static constexpr std::array<int Pair14::*, 2> f{ &Pair14::i, &Pair14::j };
 };
 
+template<>
+struct AtomFields<CmapTorsion>
+{
+    static constexpr std::array<int CmapTorsion::*, 5> f{ &CmapTorsion::i, &CmapTorsion::j, &CmapTorsion::k,
+                                                          &CmapTorsion::l, &CmapTorsion::m };
+};
+
 /* Calls fn(index, globalList, localList) for each listed type. */
 template<typename Fn>
 void forEachListedType(const ListedInteractions& g, ListedInteractions& l, Fn&& fn)
@@ -81,6 +88,8 @@ void forEachListedType(const ListedInteractions& g, ListedInteractions& l, Fn&& 
     fn(7, g.impropers, l.impropers);
     fn(8, g.ryckaertBellemans, l.ryckaertBellemans);
     fn(9, g.pairs, l.pairs);
+    fn(10, g.cmap, l.cmap);
+    l.cmapGrids = g.cmapGrids;
 }
 
 /* Per-atom data of the listed atoms (parameters and names). */

@@ -228,6 +228,72 @@ double periodicDihedrals(const std::vector<PeriodicDihedral>& list, const Geomet
     return energy;
 }
 
+/* CMAP: a bicubic surface over the dihedral pair (phi = i-j-k-l, psi =
+ * j-k-l-m) through the grid's values and derivatives (the Hermite form of
+ * bicubic interpolation: the one bicubic that matches value, both slopes
+ * and the cross derivative at the cell's four corners). */
+double cmapTorsions(const std::vector<CmapTorsion>& list, const std::vector<CmapGrid>& grids, const Geometry& g,
+                    std::vector<RVec>& f)
+{
+    double energy = 0;
+    for (const auto& c : list)
+    {
+        const CmapGrid& grid = grids[c.type];
+        const int       n    = grid.n;
+        const double    dx   = 360.0 / n;
+        const auto      d1   = dihedralGeometry(g, c.i, c.j, c.k, c.l);
+        const auto      d2   = dihedralGeometry(g, c.j, c.k, c.l, c.m);
+        // grid index 0 is -180 degrees
+        auto cell = [&](double phi, int* index, double* frac) {
+            double deg = (double(phi) + units::pi) * 180.0 / units::pi;
+            deg        = deg < 0 ? deg + 360.0 : (deg >= 360.0 ? deg - 360.0 : deg);
+            *index     = std::min(static_cast<int>(deg / dx), n - 1);
+            *frac      = (deg - *index * dx) / dx;
+        };
+        int    i1, i2;
+        double t, u;
+        cell(d1.phi, &i1, &t);
+        cell(d2.phi, &i2, &u);
+        // Hermite basis at t and u: value (h) and derivative (dh), for the
+        // corner at 0 (h0: value, h1: slope) and at 1 (h2, h3)
+        auto basis = [](double x, double h[4], double dh[4]) {
+            h[0]  = (2 * x - 3) * x * x + 1;
+            h[1]  = ((x - 2) * x + 1) * x;
+            h[2]  = (3 - 2 * x) * x * x;
+            h[3]  = (x - 1) * x * x;
+            dh[0] = 6 * x * (x - 1);
+            dh[1] = (3 * x - 4) * x + 1;
+            dh[2] = 6 * x * (1 - x);
+            dh[3] = (3 * x - 2) * x;
+        };
+        double ht[4], dht[4], hu[4], dhu[4];
+        basis(t, ht, dht);
+        basis(u, hu, dhu);
+        double e = 0, dEdt = 0, dEdu = 0;
+        for (int a = 0; a < 2; a++)
+        {
+            for (int b = 0; b < 2; b++)
+            {
+                const double* node = &grid.data[4 * (((i1 + a) % n) * n + (i2 + b) % n)];
+                // value, d/dphi, d/dpsi, d2/dphi dpsi per degree -> per cell
+                const double v = node[0], vp = node[1] * dx, vs = node[2] * dx, vps = node[3] * dx * dx;
+                const int    ta = 2 * a, ua = 2 * b;
+                e += v * ht[ta] * hu[ua] + vp * ht[ta + 1] * hu[ua] + vs * ht[ta] * hu[ua + 1]
+                     + vps * ht[ta + 1] * hu[ua + 1];
+                dEdt += v * dht[ta] * hu[ua] + vp * dht[ta + 1] * hu[ua] + vs * dht[ta] * hu[ua + 1]
+                        + vps * dht[ta + 1] * hu[ua + 1];
+                dEdu += v * ht[ta] * dhu[ua] + vp * ht[ta + 1] * dhu[ua] + vs * ht[ta] * dhu[ua + 1]
+                        + vps * ht[ta + 1] * dhu[ua + 1];
+            }
+        }
+        energy += e;
+        const double perRadian = 180.0 / (units::pi * dx); // d(cell fraction)/d(angle in radians)
+        applyDihedralForce(g, d1, real(dEdt * perRadian), c.i, c.j, c.k, c.l, f);
+        applyDihedralForce(g, d2, real(dEdu * perRadian), c.j, c.k, c.l, c.m, f);
+    }
+    return energy;
+}
+
 double harmonicImpropers(const std::vector<HarmonicImproper>& list, const Geometry& g, std::vector<RVec>& f)
 {
     double energy = 0;
@@ -315,6 +381,7 @@ void computeListed(const ListedInteractions& l,
     if (!l.ryckaertBellemans.empty()) e.add(EnergyTerm::RyckaertBell, ryckaertBellemans(l.ryckaertBellemans, g, f));
     if (!l.impropers.empty()) e.add(EnergyTerm::ImproperDih, harmonicImpropers(l.impropers, g, f));
     if (!l.periodicImpropers.empty()) e.add(EnergyTerm::PerImpDih, periodicDihedrals(l.periodicImpropers, g, f));
+    if (!l.cmap.empty()) e.add(EnergyTerm::CmapDih, cmapTorsions(l.cmap, *l.cmapGrids, g, f));
     if (!l.pairs.empty())
     {
         double vlj = 0, vc = 0;
@@ -376,6 +443,14 @@ std::pair<int, int> listedAtomRange(const ListedInteractions& l)
     span(l.impropers);
     span(l.ryckaertBellemans);
     span(l.pairs);
+    for (const auto& c : l.cmap)
+    {
+        for (int a : { c.i, c.j, c.k, c.l, c.m })
+        {
+            lo = std::min(lo, a);
+            hi = std::max(hi, a);
+        }
+    }
     return { lo, hi };
 }
 
@@ -406,6 +481,8 @@ void ThreadedListed::compute(const ListedInteractions& l, const ListedSettings& 
             shareOf(l.impropers, t, nt, &p.impropers);
             shareOf(l.ryckaertBellemans, t, nt, &p.ryckaertBellemans);
             shareOf(l.pairs, t, nt, &p.pairs);
+            shareOf(l.cmap, t, nt, &p.cmap);
+            p.cmapGrids = l.cmapGrids;
         }
         splitOf_ = &l;
         range_   = listedAtomRange(l);

@@ -100,6 +100,7 @@ private:
     void pairs(ResolvedMolecule& r) const;
     void constraints(ResolvedMolecule& r) const;
     void exclusions(ResolvedMolecule& r) const;
+    void cmap(ResolvedMolecule& r) const;
 
     const ForceField&   ff_;
     const MoleculeType& mol_;
@@ -260,6 +261,35 @@ void MoleculeResolver::pairs(ResolvedMolecule& r) const
     }
 }
 
+/* Each [ cmap ] entry takes the [ cmaptypes ] entry of its five bonded
+ * types, in order (the index into ff.cmapTypes is the grid's). */
+void MoleculeResolver::cmap(ResolvedMolecule& r) const
+{
+    for (const auto& it : mol_.list(InteractionKind::Cmap))
+    {
+        int found = -1;
+        for (size_t t = 0; t < ff_.cmapTypes.size() && found < 0; t++)
+        {
+            bool match = true;
+            for (int a = 0; a < 5 && match; a++)
+            {
+                match = ff_.cmapTypes[t].types[a] == type(it.atoms[a]).bondType;
+            }
+            if (match)
+            {
+                found = static_cast<int>(t);
+            }
+        }
+        if (found < 0)
+        {
+            throw InputError(it.where, "no [ cmaptypes ] entry for bonded atom types '" + bondedTypes(it)
+                                               + "' of this [ cmap ] entry; the force field's cmap.itp must define it");
+        }
+        const auto& a = it.atoms;
+        r.listed.cmap.push_back({ a[0], a[1], a[2], a[3], a[4], found });
+    }
+}
+
 void MoleculeResolver::constraints(ResolvedMolecule& r) const
 {
     for (const auto& it : mol_.list(InteractionKind::Constraints))
@@ -351,6 +381,7 @@ ResolvedMolecule MoleculeResolver::resolve()
     bonds(r);
     angles(r);
     dihedrals(r);
+    cmap(r);
     pairs(r);
     constraints(r);
     exclusions(r);
@@ -419,6 +450,92 @@ void positionRestraints(const MoleculeType& mol, int offset, bool firstOfBlock, 
     }
 }
 
+/* Natural cubic spline through y (n points, spacing dx): second
+ * derivatives y2, and the value and slope at x (grid from xmin). */
+void splineSecondDerivatives(double dx, const double* y, int n, double* y2)
+{
+    std::vector<double> u(n, 0.0);
+    y2[0] = 0;
+    for (int i = 1; i < n - 1; i++)
+    {
+        const double p = 0.5 * y2[i - 1] + 2.0;
+        y2[i]          = -0.5 / p;
+        const double q = (y[i + 1] - 2.0 * y[i] + y[i - 1]) / dx;
+        u[i]           = (3.0 * q / dx - 0.5 * u[i - 1]) / p;
+    }
+    y2[n - 1] = 0;
+    for (int i = n - 2; i >= 0; i--)
+    {
+        y2[i] = y2[i] * y2[i + 1] + u[i];
+    }
+}
+
+void splineAt(double xmin, double dx, const double* y, const double* y2, double x, double* value, double* slope)
+{
+    const int    i = static_cast<int>((x - xmin) / dx);
+    const double a = (xmin + (i + 1) * dx - x) / dx;
+    const double b = (x - xmin - i * dx) / dx;
+    *value = a * y[i] + b * y[i + 1] + ((a * a * a - a) * y2[i] + (b * b * b - b) * y2[i + 1]) * (dx * dx) / 6.0;
+    *slope = (y[i + 1] - y[i]) / dx - (3.0 * a * a - 1.0) / 6.0 * dx * y2[i] + (3.0 * b * b - 1.0) / 6.0 * dx * y2[i + 1];
+}
+
+} // namespace
+
+/* The grid's derivatives as grompp computes them: the n x n grid repeated
+ * to 2n x 2n (from -360 degrees), splines along psi for every phi row,
+ * then along phi through the values and through the psi-slopes. */
+CmapGrid makeCmapGrid(int n, const std::vector<double>& grid)
+{
+    CmapGrid g;
+    g.n = n;
+    g.data.assign(4 * n * n, 0.0);
+    const int    m    = 2 * n;
+    const double dx   = 360.0 / n;
+    const double xmin = -180.0 - dx * (n / 2);
+    std::vector<double> ext(m * m), ext2(m * m), rowV(m), rowS(m), y2(m);
+    for (int i = 0; i < m; i++)
+    {
+        const int ii = (i + n - n / 2) % n;
+        for (int j = 0; j < m; j++)
+        {
+            const int jj   = (j + n - n / 2) % n;
+            ext[i * m + j] = grid[ii * n + jj];
+        }
+    }
+    for (int i = 0; i < m; i++)
+    {
+        splineSecondDerivatives(dx, &ext[i * m], m, &ext2[i * m]);
+    }
+    for (int i = n / 2; i < n + n / 2; i++)
+    {
+        const int    ii  = i - n / 2;
+        const double phi = ii * dx - 180.0;
+        for (int j = n / 2; j < n + n / 2; j++)
+        {
+            const int    jj  = j - n / 2;
+            const double psi = jj * dx - 180.0;
+            for (int k = 0; k < m; k++)
+            {
+                splineAt(xmin, dx, &ext[k * m], &ext2[k * m], psi, &rowV[k], &rowS[k]);
+            }
+            double v, v1, v2, v12;
+            splineSecondDerivatives(dx, rowV.data(), m, y2.data());
+            splineAt(xmin, dx, rowV.data(), y2.data(), phi, &v, &v1);
+            splineSecondDerivatives(dx, rowS.data(), m, y2.data());
+            splineAt(xmin, dx, rowS.data(), y2.data(), phi, &v2, &v12);
+            const int idx       = ii * n + jj;
+            g.data[4 * idx]     = grid[idx];
+            g.data[4 * idx + 1] = v1;
+            g.data[4 * idx + 2] = v2;
+            g.data[4 * idx + 3] = v12;
+        }
+    }
+    return g;
+}
+
+namespace
+{
+
 void appendListed(ListedInteractions& dst, const ListedInteractions& src, int offset)
 {
     appendShifted(dst.bonds, src.bonds, offset);
@@ -431,6 +548,15 @@ void appendListed(ListedInteractions& dst, const ListedInteractions& src, int of
     appendShifted(dst.impropers, src.impropers, offset);
     appendShifted(dst.ryckaertBellemans, src.ryckaertBellemans, offset);
     appendShifted(dst.pairs, src.pairs, offset);
+    for (auto c : src.cmap)
+    {
+        c.i += offset;
+        c.j += offset;
+        c.k += offset;
+        c.l += offset;
+        c.m += offset;
+        dst.cmap.push_back(c);
+    }
 }
 
 /* C6/C12 matrix over the types that occur, in order of first use. */
@@ -512,6 +638,15 @@ Topology buildTopology(const TopologyFile& file, ConstraintsMode constraintsMode
         throw InputError(file.molecules.back().where, "the system has " + std::to_string(total) + " atoms, more than putmd supports (5e8)");
     }
     buildLjMatrix(file.ff, typeNames, top);
+    if (!file.ff.cmapTypes.empty())
+    {
+        auto grids = std::make_shared<std::vector<CmapGrid>>();
+        for (const auto& t : file.ff.cmapTypes)
+        {
+            grids->push_back(makeCmapGrid(t.n, t.grid));
+        }
+        top.listed.cmapGrids = grids;
+    }
 
     top.numAtoms = static_cast<int>(total);
     top.exclusionStart.reserve(total + 1);

@@ -19,4 +19,8 @@ namespace putmd
 
 Topology buildTopology(const TopologyFile& top, ConstraintsMode constraints);
 
+/* A [ cmaptypes ] grid (n x n energies, phi-major) with the derivatives
+ * bicubic interpolation needs (see CmapGrid). */
+CmapGrid makeCmapGrid(int n, const std::vector<double>& grid);
+
 } // namespace putmd

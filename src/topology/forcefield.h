@@ -62,6 +62,17 @@ struct DihedralType
     SourceLocation                   where;
 };
 
+/* [ cmaptypes ]: a correction map over the (phi, psi) dihedral pair of
+ * five bonded types; grid[i * n + j] is the energy (kJ/mol) at phi =
+ * -180 + i * 360/n, psi = -180 + j * 360/n degrees. */
+struct CmapType
+{
+    std::array<std::string, 5> types;
+    int                        n = 0;
+    std::vector<double>        grid;
+    SourceLocation             where;
+};
+
 struct PairParams
 {
     double         v = 0, w = 0;
@@ -71,7 +82,8 @@ struct PairParams
 class ForceField
 {
 public:
-    Defaults defaults;
+    Defaults              defaults;
+    std::vector<CmapType> cmapTypes;
 
     void addAtomType(AtomType t, std::vector<std::string>& warnings);
     void addNonbondParams(const std::string& a, const std::string& b, PairParams p);

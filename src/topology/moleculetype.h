@@ -16,7 +16,7 @@
 namespace putmd
 {
 
-enum class InteractionKind { Bonds, Pairs, Angles, Dihedrals, Constraints, Settles, PositionRestraints, Count };
+enum class InteractionKind { Bonds, Pairs, Angles, Dihedrals, Constraints, Settles, PositionRestraints, Cmap, Count };
 
 const char* directiveName(InteractionKind k);
 

@@ -9,6 +9,7 @@
  */
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,18 @@ struct PeriodicDihedral { int i, j, k, l; double phi0, kphi; int mult; }; // 1, 
 struct HarmonicImproper { int i, j, k, l; double xi0, kxi; };            // 2
 struct RyckaertBellemans { int i, j, k, l; double c[6]; };               // 3
 struct Pair14 { int i, j; double c6, c12, qq; }; // qq includes fudgeQQ
+struct CmapTorsion { int i, j, k, l, m; int type; }; // phi = i-j-k-l, psi = j-k-l-m
 struct Constraint { int i, j; double length; };
+
+/* A CMAP grid ready for bicubic interpolation: per grid point (phi-major,
+ * phi and psi from -180 degrees in steps of 360/n) the energy and its
+ * derivatives d/dphi, d/dpsi, d2/dphi dpsi (kJ/mol per degree), from
+ * natural cubic splines over the periodically extended grid (as grompp). */
+struct CmapGrid
+{
+    int                 n = 0;
+    std::vector<double> data; // 4 * n * n
+};
 struct Settle { int o, h1, h2; double doh, dhh; };
 
 /* A position restraint on one atom ([ position_restraints ]). Function 1
@@ -72,6 +84,8 @@ struct ListedInteractions
     std::vector<HarmonicImproper>  impropers;         // function 2
     std::vector<RyckaertBellemans> ryckaertBellemans; // function 3
     std::vector<Pair14>            pairs;
+    std::vector<CmapTorsion>       cmap;
+    std::shared_ptr<const std::vector<CmapGrid>> cmapGrids; // shared by every copy of the lists
 };
 
 struct Topology

@@ -22,6 +22,7 @@ const char* directiveName(InteractionKind k)
         case InteractionKind::Constraints: return "constraints";
         case InteractionKind::Settles: return "settles";
         case InteractionKind::PositionRestraints: return "position_restraints";
+        case InteractionKind::Cmap: return "cmap";
         case InteractionKind::Count: break;
     }
     return "?";
@@ -72,6 +73,7 @@ const std::vector<FuncSpec>& funcSpecs(InteractionKind k)
     static const std::vector<FuncSpec> settles     = { { 1, { 2 } } };
     // harmonic: fx fy fz (and the B state); flat-bottomed: geometry r k
     static const std::vector<FuncSpec> posres      = { { 1, { 3, 6 } }, { 2, { 3 } } };
+    static const std::vector<FuncSpec> cmap        = { { 1, { 0 } } };
     switch (k)
     {
         case InteractionKind::Bonds: return bonds;
@@ -80,6 +82,7 @@ const std::vector<FuncSpec>& funcSpecs(InteractionKind k)
         case InteractionKind::Dihedrals: return dihedrals;
         case InteractionKind::Constraints: return constraints;
         case InteractionKind::PositionRestraints: return posres;
+        case InteractionKind::Cmap: return cmap;
         default: return settles;
     }
 }
@@ -92,6 +95,7 @@ int numAtoms(InteractionKind k)
         case InteractionKind::Dihedrals: return 4;
         case InteractionKind::Settles: return 1;
         case InteractionKind::PositionRestraints: return 1;
+        case InteractionKind::Cmap: return 5;
         default: return 2;
     }
 }
@@ -165,6 +169,7 @@ private:
     void interaction(const std::vector<std::string>& tok, const SourceLocation& at, InteractionKind k);
     void exclusions(const std::vector<std::string>& tok, const SourceLocation& at);
     void positionRestraint(const std::vector<std::string>& tok, const SourceLocation& at);
+    void cmaptypes(const std::vector<std::string>& tok, const SourceLocation& at);
     void molecules(const std::vector<std::string>& tok, const SourceLocation& at);
 
     MoleculeType& molecule(const SourceLocation& at);
@@ -232,10 +237,10 @@ void TopologyParser::header(const std::string& text, const SourceLocation& at)
     static const std::set<std::string> known = {
         "defaults", "atomtypes", "nonbond_params", "pairtypes", "bondtypes", "constrainttypes", "angletypes",
         "dihedraltypes", "cmaptypes", "implicit_genborn_params", "moleculetype", "atoms", "bonds", "pairs",
-        "angles", "dihedrals", "constraints", "settles", "exclusions", "system", "molecules", "position_restraints"
+        "angles", "dihedrals", "constraints", "settles", "exclusions", "system", "molecules", "position_restraints", "cmap"
     };
     static const std::set<std::string> unsupported = {
-        "cmap", "distance_restraints", "dihedral_restraints", "orientation_restraints",
+        "distance_restraints", "dihedral_restraints", "orientation_restraints",
         "angle_restraints", "angle_restraints_z", "virtual_sites1", "virtual_sites2", "virtual_sites3",
         "virtual_sites4", "virtual_sitesn", "dummies2", "dummies3", "polarization", "water_polarization",
         "thole_polarization", "pairs_nb", "intermolecular_interactions", "bondtypes_nb"
@@ -243,8 +248,7 @@ void TopologyParser::header(const std::string& text, const SourceLocation& at)
     if (unsupported.count(name))
     {
         throw InputError(at, "directive [ " + name + " ] is not supported by putmd"
-                                     + (name == "cmap" ? std::string(" (build the topology without CMAP, e.g. 'gmx pdb2gmx -nocmap')")
-                                                       : std::string()));
+                                     );
     }
     if (!known.count(name))
     {
@@ -552,6 +556,40 @@ void TopologyParser::interaction(const std::vector<std::string>& tok, const Sour
     mol.list(k).push_back(std::move(it));
 }
 
+/* Five bonded types, function 1, the grid size nx ny (equal), then nx * ny
+ * energies (kJ/mol), phi-major; force fields continue the line with '\'. */
+void TopologyParser::cmaptypes(const std::vector<std::string>& tok, const SourceLocation& at)
+{
+    needFields(tok, 8, at, "five atom types, function type, grid size nx ny, then nx * ny values");
+    CmapType t;
+    for (int k = 0; k < 5; k++)
+    {
+        t.types[k] = tok[k];
+    }
+    const int func = parseIntField(tok[5], at, "the function type");
+    if (func != 1)
+    {
+        throw InputError(at, "[ cmaptypes ] function type " + tok[5] + " is not supported; supported: 1");
+    }
+    const int nx = parseIntField(tok[6], at, "the grid size nx");
+    const int ny = parseIntField(tok[7], at, "the grid size ny");
+    if (nx < 4 || nx > 1000 || nx != ny)
+    {
+        throw InputError(at, "[ cmaptypes ] grid " + tok[6] + " x " + tok[7]
+                                     + " is not valid: the grid must be square, 4 to 1000 points on a side (CHARMM's is 24 x 24)");
+    }
+    const size_t need = static_cast<size_t>(nx) * static_cast<size_t>(ny);
+    if (tok.size() - 8 != need)
+    {
+        throw InputError(at, "[ cmaptypes ] grid of " + tok[6] + " x " + tok[7] + " needs " + std::to_string(need)
+                                     + " values, found " + std::to_string(tok.size() - 8));
+    }
+    t.n    = nx;
+    t.grid = parseParams(tok, 8, at);
+    t.where = at;
+    result.ff.cmapTypes.push_back(std::move(t));
+}
+
 /* ai func params: function 1 "fx fy fz" (harmonic; a B state is read and
  * ignored, as putmd has no free-energy perturbation), function 2 "g r k"
  * (flat-bottomed; g is one of GROMACS's geometries 1-8). */
@@ -631,7 +669,9 @@ void TopologyParser::line(const std::vector<std::string>& tok, const SourceLine&
     else if (directive_ == "constrainttypes") bondedType(tok, at, InteractionKind::Constraints, "constrainttypes");
     else if (directive_ == "angletypes") bondedType(tok, at, InteractionKind::Angles, "angletypes");
     else if (directive_ == "dihedraltypes") dihedraltypes(tok, at);
-    else if (directive_ == "cmaptypes" || directive_ == "implicit_genborn_params") { /* accepted, not used */ }
+    else if (directive_ == "cmaptypes") cmaptypes(tok, at);
+    else if (directive_ == "cmap") interaction(tok, at, InteractionKind::Cmap);
+    else if (directive_ == "implicit_genborn_params") { /* accepted, not used */ }
     else if (directive_ == "moleculetype") moleculetype(tok, at);
     else if (directive_ == "atoms") atoms(tok, at);
     else if (directive_ == "bonds") interaction(tok, at, InteractionKind::Bonds);
