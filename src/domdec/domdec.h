@@ -184,6 +184,7 @@ private:
     std::array<std::vector<int>, 11> reverseStart_, reverse_;
     long                             numListedGlobal_ = 0;
     std::vector<int>                 posresStart_, posres_; // restraints of each global atom (CSR)
+    std::vector<int>                 vsiteOfAtom_;          // virtual site constructing each global atom, or -1
 
     Topology   localTop_;
     Topology   homeTop_;

@@ -280,6 +280,40 @@ void DomainDecomposition::buildLocalTopology(const Box& box)
         }
     }
 
+    // virtual sites whose site is home (their atoms are in its update group:
+    // home too), in the global construction order, at home indices
+    localTop_.virtualSites.clear();
+    if (!global_.virtualSites.empty())
+    {
+        if (vsiteOfAtom_.empty())
+        {
+            vsiteOfAtom_.assign(global_.numAtoms, -1);
+            for (size_t k = 0; k < global_.virtualSites.size(); k++)
+            {
+                vsiteOfAtom_[global_.virtualSites[k].site] = static_cast<int>(k);
+            }
+        }
+        std::vector<int> mine;
+        for (int a = 0; a < numHome_; a++)
+        {
+            if (vsiteOfAtom_[globalIndex_[a]] >= 0)
+            {
+                mine.push_back(vsiteOfAtom_[globalIndex_[a]]);
+            }
+        }
+        std::sort(mine.begin(), mine.end());
+        for (int k : mine)
+        {
+            VirtualSite v = global_.virtualSites[k];
+            v.site        = firstCopy_[v.site];
+            for (auto& a : v.from)
+            {
+                a = firstCopy_[a];
+            }
+            localTop_.virtualSites.push_back(std::move(v));
+        }
+    }
+
     // the home atoms with their constraints, for the update
     copyAtoms(global_, globalIndex_, numHome_, homeTop_);
     homeTop_.constraints.clear();

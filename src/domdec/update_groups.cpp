@@ -67,6 +67,14 @@ UpdateGroups makeUpdateGroups(const Topology& top, const std::vector<Vec3<real>>
         unite(parent, s.o, s.h1);
         unite(parent, s.o, s.h2);
     }
+    // a virtual site lives with the atoms that place it
+    for (const auto& v : top.virtualSites)
+    {
+        for (int a : v.from)
+        {
+            unite(parent, v.site, a);
+        }
+    }
     UpdateGroups u;
     u.groupOf.assign(n, -1);
     int numGroups = 0;

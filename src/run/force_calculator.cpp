@@ -1,5 +1,6 @@
 #include "run/force_calculator.h"
 #include "listed/position_restraints.h"
+#include "update/virtual_sites.h"
 
 #include "comm/communicator.h"
 #include "domdec/domdec.h"
@@ -206,6 +207,8 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
     {
         dd_->haloForces(out.f, timers_);
     }
+    // a site and its atoms are one update group: all home
+    spreadVirtualSiteForces(lt.virtualSites, xLocal_, out.f, box, vir);
     out.f.resize(nh);
     if (comm_->rank() == 0) // a whole-system term: once
     {
@@ -255,6 +258,7 @@ void ForceCalculator::compute(const std::vector<Vec3<real>>& x, const Box& box, 
         Timed t(timers_, Stage::PmeMesh);
         out.energies.add(EnergyTerm::CoulRecip, pme_->compute(box, x, top_.charge, out.f, vir));
     }
+    spreadVirtualSiteForces(top_.virtualSites, x, out.f, box, vir);
     addDispersionCorrection(box, vir, out);
     out.energies.sumPotential();
 }

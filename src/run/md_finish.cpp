@@ -50,7 +50,7 @@ void MdRun::finishRun(const Progress& progress)
         std::vector<real> invMass(top_.numAtoms);
         for (int i = 0; i < top_.numAtoms; i++)
         {
-            invMass[i] = real(1 / top_.mass[i]);
+            invMass[i] = top_.mass[i] > 0 ? real(1 / top_.mass[i]) : real(0);
         }
         const Constraints all(top_, constraintSettings_, invMass);
         log_->line(fmt::format("Largest relative constraint deviation at the end: {:.3e}",

@@ -33,7 +33,7 @@ void MdRun::refreshHomeAtoms()
     tcGroup_.resize(mass_.size());
     for (size_t i = 0; i < mass_.size(); i++)
     {
-        invMass_[i] = real(1 / mass_[i]);
+        invMass_[i] = mass_[i] > 0 ? real(1 / mass_[i]) : real(0);
         tcGroup_[i] = settings_.groups.groupOfAtom[home.globalIndex[i]];
     }
     constraints_ = std::make_unique<Constraints>(home, constraintSettings_, invMass_);

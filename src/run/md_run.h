@@ -149,6 +149,11 @@ private:
     bool searchStage(long step);
     bool outputsSkipped(long step) const { return skipFirstOutputs_ && step == startStep_; }
     void                                 repartition();
+    /* The virtual sites this rank places: all, or its home ones (home indices). */
+    const std::vector<VirtualSite>& virtualSites() const
+    {
+        return dd_ ? dd_->localTopology().virtualSites : top_.virtualSites;
+    }
     void                                 refreshHomeAtoms();
     void                                 reduce(std::span<double> values) const;
     void                                 removeComMotion();

@@ -3,6 +3,7 @@
  * for the other files of MdRun). */
 #include "run/md_runner.h"
 #include "run/md_run.h"
+#include "update/virtual_sites.h"
 
 #include <omp.h>
 
@@ -82,7 +83,7 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     invMass_.resize(mass_.size());
     for (size_t i = 0; i < mass_.size(); i++)
     {
-        invMass_[i] = real(1 / mass_[i]);
+        invMass_[i] = mass_[i] > 0 ? real(1 / mass_[i]) : real(0); // virtual sites: massless, placed
         totalMass_ += mass_[i];
     }
     constraintSettings_ = ConstraintSettings{ mdp_.constraintAlgorithm, mdp_.lincsOrder, mdp_.lincsIter, mdp_.shakeTol };
@@ -134,6 +135,12 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
         constraints_->apply(x_, xc, nullptr, mdp_.dt, box_, nullptr);
         x_ = xc;
         constraints_->projectVelocities(x_, v_, box_);
+    }
+    if (!restarting && !mdp_.continuation)
+    {
+        // placed at the start, as mdrun does (with continuation = yes the
+        // input's positions are used until the first update, as there)
+        constructVirtualSites(top_.virtualSites, x_, box_);
     }
     if (!restarting && mdp_.genVel && !mdp_.continuation)
     {
@@ -920,6 +927,7 @@ void MdRun::runLeapFrog()
         countNormalStep(step, search, computeE, last, collectives0, growths0);
         if (!last)
         {
+            constructVirtualSites(virtualSites(), xprime_, box_);
             x_.swap(xprime_);
         }
         else
@@ -1019,6 +1027,7 @@ void MdRun::runVelocityVerlet()
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++)
                 constraintVirial_(a, b) *= 2;
+        constructVirtualSites(virtualSites(), xprime_, box_);
         x_.swap(xprime_);
         progress.update(step);
     }

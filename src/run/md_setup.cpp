@@ -94,7 +94,8 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
     // Parrinello-Rahman barostat, 10 for the first-order ones
     s.nstpcouple = couplingInterval(mdp.nstpcouple, mdp.dt, mdp.tauP, mdp.pcoupl == PCoupl::ParrinelloRahman ? 20 : 10);
     s.ldSeed        = resolveSeed(mdp.ldSeed);
-    s.totalDof      = 3.0 * top.numAtoms - numConstraintDof - (mdp.commMode == CommMode::Linear ? 3 : 0);
+    s.totalDof      = 3.0 * (top.numAtoms - static_cast<double>(top.virtualSites.size())) - numConstraintDof
+                 - (mdp.commMode == CommMode::Linear ? 3 : 0); // virtual sites have no degrees of freedom
 
     // temperature-coupling groups (one group, System, without coupling)
     std::vector<std::string> names = mdp.tcGrps.empty() ? std::vector<std::string>{ "System" } : mdp.tcGrps;
@@ -110,7 +111,7 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
     std::vector<double> atoms(names.size(), 0);
     for (int i = 0; i < top.numAtoms; i++)
     {
-        atoms[s.groups.groupOfAtom[i]] += 1;
+        atoms[s.groups.groupOfAtom[i]] += top.mass[i] > 0 ? 1 : 0; // not the virtual sites
     }
     std::vector<double> constrained(names.size(), 0);
     for (const auto& c : top.constraints)

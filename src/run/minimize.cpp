@@ -1,4 +1,5 @@
 #include "run/minimize.h"
+#include "update/virtual_sites.h"
 
 #include <cmath>
 #include <limits>
@@ -38,7 +39,7 @@ void projectForces(const Constraints& c, const std::vector<RVec>& x, const Box& 
     std::vector<RVec> a(f.size());
     for (size_t i = 0; i < f.size(); i++)
     {
-        a[i] = f[i] * real(1 / mass[i]);
+        a[i] = mass[i] > 0 ? f[i] * real(1 / mass[i]) : RVec();
     }
     c.projectVelocities(x, a, box);
     for (size_t i = 0; i < f.size(); i++)
@@ -57,7 +58,7 @@ MinimizeResult minimize(SystemInputs& in, const RunOptions& options)
     std::vector<real> invMass(top.numAtoms);
     for (int i = 0; i < top.numAtoms; i++)
     {
-        invMass[i] = real(1 / top.mass[i]);
+        invMass[i] = top.mass[i] > 0 ? real(1 / top.mass[i]) : real(0);
     }
     ConstraintSettings cs{ mdp.constraintAlgorithm, mdp.lincsOrder, mdp.lincsIter, mdp.shakeTol };
     Constraints        constraints(top, cs, invMass);
@@ -96,6 +97,7 @@ MinimizeResult minimize(SystemInputs& in, const RunOptions& options)
         return e;
     };
     EnergyFile csv(options.deffnm + ".csv", { "Potential", "Fmax", "Fmax atom", "Step size" });
+    constructVirtualSites(top.virtualSites, x, box);
     Evaluation current  = evaluate(x);
     double     stepsize = mdp.emstep;
     MinimizeResult result;
@@ -127,6 +129,7 @@ MinimizeResult minimize(SystemInputs& in, const RunOptions& options)
             stepsize *= 0.2;
             continue;
         }
+        constructVirtualSites(top.virtualSites, trial, box);
         Evaluation next = evaluate(trial);
         if (next.out.energies[EnergyTerm::Potential] < current.out.energies[EnergyTerm::Potential])
         {

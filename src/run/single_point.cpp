@@ -5,6 +5,7 @@
 
 #include "listed/listed.h"
 #include "listed/position_restraints.h"
+#include "update/virtual_sites.h"
 #include "nonbonded/dispersion_correction.h"
 #include "nonbonded/interaction_const.h"
 #include "nonbonded/reference_kernel.h"
@@ -63,6 +64,9 @@ SinglePointResult computeSinglePoint(const Topology& top, const MdpOptions& mdp,
         result.energies.add(EnergyTerm::DispCorr, dc.energy(top.numAtoms, box.volume()));
         result.dispCorrPressure = dc.pressure(top.numAtoms, box.volume());
     }
+    // virtual sites where the coordinates put them (as gmx mdrun -rerun),
+    // their forces on their atoms
+    spreadVirtualSiteForces(top.virtualSites, x, result.forces, box, nullptr);
     result.energies.sumPotential();
     for (int t = 0; t < numEnergyTerms; t++)
     {

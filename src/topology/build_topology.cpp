@@ -75,6 +75,7 @@ struct ResolvedMolecule
     ListedInteractions                listed;
     std::vector<Constraint>           constraints;
     std::vector<Settle>               settles;
+    std::vector<VirtualSite>          virtualSites;
     std::vector<std::vector<int>>     exclusions; // per local atom, sorted, without self
     double                            exclC6Sum = 0;
     double                            exclCount = 0;
@@ -101,6 +102,7 @@ private:
     void constraints(ResolvedMolecule& r) const;
     void exclusions(ResolvedMolecule& r) const;
     void cmap(ResolvedMolecule& r) const;
+    void virtualSites(ResolvedMolecule& r) const;
 
     const ForceField&   ff_;
     const MoleculeType& mol_;
@@ -261,6 +263,106 @@ void MoleculeResolver::pairs(ResolvedMolecule& r) const
     }
 }
 
+/* Virtual sites with their parameters on the line; the site must be
+ * massless and constructed once. */
+void MoleculeResolver::virtualSites(ResolvedMolecule& r) const
+{
+    std::vector<char> constructed(mol_.atoms.size(), 0);
+    auto add = [&](const Interaction& it, VirtualSite v) {
+        const int site = it.atoms[0];
+        if (constructed[site])
+        {
+            throw InputError(it.where, "virtual site " + std::to_string(site + 1) + " is constructed twice");
+        }
+        constructed[site] = 1;
+        if (mol_.atoms[site].mass != 0)
+        {
+            throw InputError(it.where, fmt::format("virtual site {} ({}) has mass {}; give it mass 0 (an atom type of "
+                                                   "particle type V, or 0 in the [ atoms ] mass column)",
+                                                   site + 1, mol_.atoms[site].name, mol_.atoms[site].mass));
+        }
+        v.site = site;
+        v.from.assign(it.atoms.begin() + 1, it.atoms.end());
+        r.virtualSites.push_back(std::move(v));
+    };
+    auto needParams = [&](const Interaction& it, InteractionKind k) {
+        if (it.params.empty())
+        {
+            throw InputError(it.where, std::string("[ ") + directiveName(k)
+                                               + " ] needs its parameters on the line (putmd has no virtual-site types)");
+        }
+    };
+    for (const auto& it : mol_.list(InteractionKind::VirtualSites2))
+    {
+        needParams(it, InteractionKind::VirtualSites2);
+        if (it.func != 1)
+        {
+            throw InputError(it.where, "[ virtual_sites2 ] function 2 (2fd) is not implemented yet; supported: 1");
+        }
+        VirtualSite v;
+        v.weights = { 1 - it.params[0], it.params[0] };
+        add(it, v);
+    }
+    for (const auto& it : mol_.list(InteractionKind::VirtualSites3))
+    {
+        needParams(it, InteractionKind::VirtualSites3);
+        VirtualSite v;
+        if (it.func == 1)
+        {
+            v.weights = { 1 - it.params[0] - it.params[1], it.params[0], it.params[1] };
+        }
+        else if (it.func == 4)
+        {
+            v.kind = VirtualSite::Kind::Out3;
+            v.a    = it.params[0];
+            v.b    = it.params[1];
+            v.c    = it.params[2];
+        }
+        else
+        {
+            throw InputError(it.where, "[ virtual_sites3 ] function " + std::to_string(it.func) + (it.func == 2 ? " (3fd)" : " (3fad)")
+                                               + " is not implemented yet; supported: 1 (3) and 4 (3out)");
+        }
+        add(it, v);
+    }
+    for (const auto& it : mol_.list(InteractionKind::VirtualSites4))
+    {
+        throw InputError(it.where, "[ virtual_sites4 ] function 2 (4fdn) is not implemented yet (as in pdb2gmx -vsite "
+                                   "hydrogens topologies); putmd has virtual_sites2 1, virtual_sites3 1 and 4, virtual_sitesn");
+    }
+    for (const auto& it : mol_.list(InteractionKind::VirtualSitesN))
+    {
+        VirtualSite v;
+        const size_t n = it.atoms.size() - 1;
+        double       sum = 0;
+        for (size_t k = 0; k < n; k++)
+        {
+            const double w = it.func == 1 ? 1.0 : it.func == 2 ? mol_.atoms[it.atoms[k + 1]].mass : it.params[k];
+            v.weights.push_back(w);
+            sum += w;
+        }
+        if (!(sum > 0))
+        {
+            throw InputError(it.where, "[ virtual_sitesn ] the weights (or masses) of the constructing atoms sum to "
+                                       + std::to_string(sum) + "; they must sum to a positive number");
+        }
+        for (auto& w : v.weights)
+        {
+            w /= sum;
+        }
+        add(it, v);
+    }
+    for (size_t a = 0; a < mol_.atoms.size(); a++)
+    {
+        const AtomType* t = ff_.atomType(mol_.atoms[a].type);
+        if ((t->ptype == 'V' || t->ptype == 'D') && !constructed[a])
+        {
+            throw InputError(mol_.atoms[a].where, "atom " + std::to_string(a + 1) + " (" + mol_.atoms[a].name
+                                                          + ") is a virtual site (particle type V) that no [ virtual_sites* ] line constructs");
+        }
+    }
+}
+
 /* Each [ cmap ] entry takes the [ cmaptypes ] entry of its five bonded
  * types, in order (the index into ff.cmapTypes is the grid's). */
 void MoleculeResolver::cmap(ResolvedMolecule& r) const
@@ -371,10 +473,10 @@ ResolvedMolecule MoleculeResolver::resolve()
     for (const auto& a : mol_.atoms)
     {
         const AtomType* t = ff_.atomType(a.type);
-        if (t->ptype != 'A')
+        if (t->ptype != 'A' && t->ptype != 'V' && t->ptype != 'D')
         {
             throw InputError(a.where, std::string("atom type '") + a.type + "' has particle type '" + t->ptype
-                                              + "'; putmd supports only atoms (A), not virtual sites or shells");
+                                              + "'; putmd supports atoms (A) and virtual sites (V), not shells");
         }
     }
     ResolvedMolecule r;
@@ -382,6 +484,7 @@ ResolvedMolecule MoleculeResolver::resolve()
     angles(r);
     dihedrals(r);
     cmap(r);
+    virtualSites(r);
     pairs(r);
     constraints(r);
     exclusions(r);
@@ -715,6 +818,15 @@ Topology buildTopology(const TopologyFile& file, ConstraintsMode constraintsMode
                 top.settles.push_back(s);
             }
             positionRestraints(mol, offset, m == 0, hadHarmonic, top);
+            for (auto v : r.virtualSites)
+            {
+                v.site += offset;
+                for (auto& a : v.from)
+                {
+                    a += offset;
+                }
+                top.virtualSites.push_back(std::move(v));
+            }
             offset += static_cast<int>(mol.atoms.size());
             molecule++;
         }

@@ -16,7 +16,7 @@
 namespace putmd
 {
 
-enum class InteractionKind { Bonds, Pairs, Angles, Dihedrals, Constraints, Settles, PositionRestraints, Cmap, Count };
+enum class InteractionKind { Bonds, Pairs, Angles, Dihedrals, Constraints, Settles, PositionRestraints, Cmap, VirtualSites2, VirtualSites3, VirtualSites4, VirtualSitesN, Count };
 
 const char* directiveName(InteractionKind k);
 

@@ -23,6 +23,21 @@ struct PeriodicDihedral { int i, j, k, l; double phi0, kphi; int mult; }; // 1, 
 struct HarmonicImproper { int i, j, k, l; double xi0, kxi; };            // 2
 struct RyckaertBellemans { int i, j, k, l; double c[6]; };               // 3
 struct Pair14 { int i, j; double c6, c12, qq; }; // qq includes fudgeQQ
+/* A virtual site: a massless particle placed from other atoms' positions
+ * after every update, its force spread back onto them. Linear sites
+ * (virtual_sites2 1, virtual_sites3 1, virtual_sitesn 1/2/3) are a
+ * weighted sum of their atoms (weights summing to 1); 3out (virtual_sites3
+ * 4) is x_i + a r_ij + b r_ik + c (r_ij x r_ik). */
+struct VirtualSite
+{
+    enum class Kind { Linear, Out3 };
+    int                 site = 0;
+    Kind                kind = Kind::Linear;
+    std::vector<int>    from;    // constructing atoms (the first is the reference for periodic images)
+    std::vector<double> weights; // Linear
+    double              a = 0, b = 0, c = 0; // Out3
+};
+
 struct CmapTorsion { int i, j, k, l, m; int type; }; // phi = i-j-k-l, psi = j-k-l-m
 struct Constraint { int i, j; double length; };
 
@@ -118,6 +133,7 @@ struct Topology
     std::vector<Constraint> constraints;
     std::vector<Settle>     settles;
 
+    std::vector<VirtualSite>       virtualSites;       // in construction order
     std::vector<PositionRestraint> positionRestraints; // global atom indices (local ones for a rank's part)
     PositionRestraintSettings      positionRestraintSettings;
 

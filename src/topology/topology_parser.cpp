@@ -23,6 +23,10 @@ const char* directiveName(InteractionKind k)
         case InteractionKind::Settles: return "settles";
         case InteractionKind::PositionRestraints: return "position_restraints";
         case InteractionKind::Cmap: return "cmap";
+        case InteractionKind::VirtualSites2: return "virtual_sites2";
+        case InteractionKind::VirtualSites3: return "virtual_sites3";
+        case InteractionKind::VirtualSites4: return "virtual_sites4";
+        case InteractionKind::VirtualSitesN: return "virtual_sitesn";
         case InteractionKind::Count: break;
     }
     return "?";
@@ -74,6 +78,10 @@ const std::vector<FuncSpec>& funcSpecs(InteractionKind k)
     // harmonic: fx fy fz (and the B state); flat-bottomed: geometry r k
     static const std::vector<FuncSpec> posres      = { { 1, { 3, 6 } }, { 2, { 3 } } };
     static const std::vector<FuncSpec> cmap        = { { 1, { 0 } } };
+    // virtual sites: 2 (a), 3 (a b), 3out (a b c); 2fd, 3fd, 3fad, 4fdn parse, then are refused
+    static const std::vector<FuncSpec> vsite2      = { { 1, { 1 } }, { 2, { 1 } } };
+    static const std::vector<FuncSpec> vsite3      = { { 1, { 2 } }, { 2, { 2 } }, { 3, { 2 } }, { 4, { 3 } } };
+    static const std::vector<FuncSpec> vsite4      = { { 2, { 3 } } };
     switch (k)
     {
         case InteractionKind::Bonds: return bonds;
@@ -83,6 +91,9 @@ const std::vector<FuncSpec>& funcSpecs(InteractionKind k)
         case InteractionKind::Constraints: return constraints;
         case InteractionKind::PositionRestraints: return posres;
         case InteractionKind::Cmap: return cmap;
+        case InteractionKind::VirtualSites2: return vsite2;
+        case InteractionKind::VirtualSites3: return vsite3;
+        case InteractionKind::VirtualSites4: return vsite4;
         default: return settles;
     }
 }
@@ -96,6 +107,9 @@ int numAtoms(InteractionKind k)
         case InteractionKind::Settles: return 1;
         case InteractionKind::PositionRestraints: return 1;
         case InteractionKind::Cmap: return 5;
+        case InteractionKind::VirtualSites2: return 3;
+        case InteractionKind::VirtualSites3: return 4;
+        case InteractionKind::VirtualSites4: return 5;
         default: return 2;
     }
 }
@@ -170,6 +184,7 @@ private:
     void exclusions(const std::vector<std::string>& tok, const SourceLocation& at);
     void positionRestraint(const std::vector<std::string>& tok, const SourceLocation& at);
     void cmaptypes(const std::vector<std::string>& tok, const SourceLocation& at);
+    void virtualSitesN(const std::vector<std::string>& tok, const SourceLocation& at);
     void molecules(const std::vector<std::string>& tok, const SourceLocation& at);
 
     MoleculeType& molecule(const SourceLocation& at);
@@ -237,12 +252,12 @@ void TopologyParser::header(const std::string& text, const SourceLocation& at)
     static const std::set<std::string> known = {
         "defaults", "atomtypes", "nonbond_params", "pairtypes", "bondtypes", "constrainttypes", "angletypes",
         "dihedraltypes", "cmaptypes", "implicit_genborn_params", "moleculetype", "atoms", "bonds", "pairs",
-        "angles", "dihedrals", "constraints", "settles", "exclusions", "system", "molecules", "position_restraints", "cmap"
+        "angles", "dihedrals", "constraints", "settles", "exclusions", "system", "molecules", "position_restraints", "cmap", "virtual_sites2", "virtual_sites3", "virtual_sites4",
+        "virtual_sitesn", "dummies2", "dummies3", "dummies4", "dummiesn"
     };
     static const std::set<std::string> unsupported = {
         "distance_restraints", "dihedral_restraints", "orientation_restraints",
-        "angle_restraints", "angle_restraints_z", "virtual_sites1", "virtual_sites2", "virtual_sites3",
-        "virtual_sites4", "virtual_sitesn", "dummies2", "dummies3", "polarization", "water_polarization",
+        "angle_restraints", "angle_restraints_z", "virtual_sites1", "polarization", "water_polarization",
         "thole_polarization", "pairs_nb", "intermolecular_interactions", "bondtypes_nb"
     };
     if (unsupported.count(name))
@@ -545,6 +560,10 @@ void TopologyParser::interaction(const std::vector<std::string>& tok, const Sour
         {
             if (it.atoms[i] == it.atoms[j])
             {
+                if (i == 0 && directive_.find("virtual_sites") != std::string::npos)
+                {
+                    throw InputError(at, "virtual site " + tok[0] + " is constructed from itself");
+                }
                 throw InputError(at, "atom " + tok[i] + " appears twice in one [ " + directive_ + " ] entry");
             }
         }
@@ -554,6 +573,44 @@ void TopologyParser::interaction(const std::vector<std::string>& tok, const Sour
     checkFunc(k, it.func, it.params.size(), false, at, directive_);
     it.where = at;
     mol.list(k).push_back(std::move(it));
+}
+
+/* site func atoms...: function 1 centre of geometry, 2 centre of mass, 3
+ * centre of weights (atom weight pairs). Parameters holds the weights for 3. */
+void TopologyParser::virtualSitesN(const std::vector<std::string>& tok, const SourceLocation& at)
+{
+    MoleculeType& mol = molecule(at);
+    needFields(tok, 3, at, "site, function type, constructing atoms");
+    Interaction it;
+    it.atoms.push_back(atomIndex(tok[0], at));
+    it.func = parseIntField(tok[1], at, "the function type");
+    if (it.func < 1 || it.func > 3)
+    {
+        throw InputError(at, "[ virtual_sitesn ] function type " + tok[1]
+                                     + " is not valid; valid: 1 (centre of geometry), 2 (centre of mass), 3 (centre of weights)");
+    }
+    const size_t step = it.func == 3 ? 2 : 1;
+    if ((tok.size() - 2) % step != 0)
+    {
+        throw InputError(at, "[ virtual_sitesn ] function 3 takes pairs of atom and weight");
+    }
+    for (size_t k = 2; k < tok.size(); k += step)
+    {
+        it.atoms.push_back(atomIndex(tok[k], at));
+        if (step == 2)
+        {
+            it.params.push_back(parseDouble(tok[k + 1], at, "a weight"));
+        }
+    }
+    for (size_t k = 1; k < it.atoms.size(); k++)
+    {
+        if (it.atoms[k] == it.atoms[0])
+        {
+            throw InputError(at, "virtual site " + tok[0] + " is constructed from itself");
+        }
+    }
+    it.where = at;
+    mol.list(InteractionKind::VirtualSitesN).push_back(std::move(it));
 }
 
 /* Five bonded types, function 1, the grid size nx ny (equal), then nx * ny
@@ -681,6 +738,10 @@ void TopologyParser::line(const std::vector<std::string>& tok, const SourceLine&
     else if (directive_ == "constraints") interaction(tok, at, InteractionKind::Constraints);
     else if (directive_ == "settles") interaction(tok, at, InteractionKind::Settles);
     else if (directive_ == "position_restraints") positionRestraint(tok, at);
+    else if (directive_ == "virtual_sites2" || directive_ == "dummies2") interaction(tok, at, InteractionKind::VirtualSites2);
+    else if (directive_ == "virtual_sites3" || directive_ == "dummies3") interaction(tok, at, InteractionKind::VirtualSites3);
+    else if (directive_ == "virtual_sites4" || directive_ == "dummies4") interaction(tok, at, InteractionKind::VirtualSites4);
+    else if (directive_ == "virtual_sitesn" || directive_ == "dummiesn") virtualSitesN(tok, at);
     else if (directive_ == "exclusions") exclusions(tok, at);
     else if (directive_ == "system") result.systemName += (result.systemName.empty() ? "" : " ") + std::string(trim(src.text));
     else if (directive_ == "molecules") molecules(tok, at);

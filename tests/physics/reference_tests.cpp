@@ -135,8 +135,19 @@ TEST_P(ReferenceTest, EnergiesAndForcesMatchGromacs)
     const auto           r = compute(c, "topol.top", &in);
     ASSERT_EQ(in.topology.numAtoms, ref["natoms"].get<int>());
 
-    const double termTol      = PUTMD_DOUBLE ? 1e-6 : 1e-4;
-    const double potentialTol = PUTMD_DOUBLE ? 1e-7 : 1e-4;
+    const double termTol = PUTMD_DOUBLE ? 1e-6 : 1e-4;
+    // The zero-step rerun drops pairs inside the cut-off (no buffer): where
+    // its Potential differs from GROMACS's own exact evaluation of the same
+    // input (forces-full.json; water-tip4p: 1.2e-7), that difference is
+    // added to the bar. Everywhere else it is below 1e-8 and changes nothing.
+    double rerunOwnError = 0;
+    if (fs::exists(c.fullForcesJson))
+    {
+        const auto   exact = loadJson(c.fullForcesJson);
+        const double a = ref["energies"]["Potential"].get<double>(), b = exact["energies"]["Potential"].get<double>();
+        rerunOwnError      = std::abs(a - b) / std::abs(b);
+    }
+    const double potentialTol = PUTMD_DOUBLE ? 1e-7 + rerunOwnError : 1e-4;
     for (const auto& [name, value] : ref["energies"].items())
     {
         const double expected = value.get<double>();
