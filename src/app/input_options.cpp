@@ -13,6 +13,7 @@ std::vector<OptionSpec> inputFileOptions(const std::string& coordinatesHelp)
         { "c", "GRO", coordinatesHelp, "conf.gro" },
         { "f", "MDP", "run parameters (.mdp)", "grompp.mdp" },
         { "r", "GRO", "position-restraint reference coordinates (.gro; default: the -c file)", "" },
+        { "n", "NDX", "index groups (.ndx) for tc-grps, freezegrps, compressed-x-grps (default: GROMACS's default groups)", "" },
         { "I", "DIR", "extra directory to search for #include files", "", false, true },
     };
 }
@@ -24,6 +25,7 @@ InputPaths inputPathsFrom(const ParsedOptions& opt)
     paths.coordinates = opt.get("c");
     paths.mdp         = opt.get("f");
     paths.restraintReference = opt.get("r");
+    paths.indexFile          = opt.get("n");
     paths.includeDirs = opt.all("I");
     if (const char* gmxlib = std::getenv("GMXLIB"))
     {

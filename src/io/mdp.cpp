@@ -1,5 +1,8 @@
 #include "io/mdp.h"
 
+#include <cstdlib>
+#include <sstream>
+
 #include <functional>
 #include <limits>
 #include <utility>
@@ -159,6 +162,24 @@ Setter onlyValue(std::vector<std::string> accepted, const std::string& why)
     };
 }
 
+/* Keys whose "off" is zero in every number (electric fields, deform). */
+Setter zerosOnly(const std::string& why)
+{
+    return [=](MdpOptions&, const std::string& value, const SourceLocation& at) {
+        std::istringstream in(value);
+        for (std::string t; in >> t;)
+        {
+            char*        end = nullptr;
+            const double v   = std::strtod(t.c_str(), &end);
+            if (end == t.c_str() || *end != '\0' || v != 0)
+            {
+                throw InputError(at, "value '" + value + "' is not supported by putmd (" + why
+                                             + "); only zeros (off) are valid");
+            }
+        }
+    };
+}
+
 const std::map<std::string, Setter>& keyTable()
 {
     constexpr double inf = std::numeric_limits<double>::infinity();
@@ -216,6 +237,8 @@ const std::map<std::string, Setter>& keyTable()
         { "tcoupl", enumSetter(&MdpOptions::tcoupl, EnumTable<TCoupl>{ { "no", TCoupl::No }, { "v-rescale", TCoupl::VRescale }, { "berendsen", TCoupl::Berendsen }, { "nose-hoover", TCoupl::NoseHoover } }, { "andersen", "andersen-massive" }) },
         { "nsttcouple", intSetter(&MdpOptions::nsttcouple, -1, big, "-1 (automatic) or positive") },
         { "tc-grps", stringsSetter(&MdpOptions::tcGrps) },
+        { "freezegrps", stringsSetter(&MdpOptions::freezeGrps) },
+        { "freezedim", stringsSetter(&MdpOptions::freezeDim) },
         { "tau-t", doublesSetter(&MdpOptions::tauT) },
         { "ref-t", doublesSetter(&MdpOptions::refT) },
         { "pcoupl", enumSetter(&MdpOptions::pcoupl, EnumTable<PCoupl>{ { "no", PCoupl::No }, { "c-rescale", PCoupl::CRescale }, { "berendsen", PCoupl::Berendsen }, { "parrinello-rahman", PCoupl::ParrinelloRahman } }, { "mttk" }) },
@@ -242,6 +265,18 @@ const std::map<std::string, Setter>& keyTable()
         { "compressed-x-precision", doubleSetter(&MdpOptions::compressedXPrecision, 1, 1e9, "between 1 and 1e9") },
         { "compressed-x-grps", stringsSetter(&MdpOptions::compressedXGrps) },
         { "free-energy", onlyValue({ "no" }, "free-energy perturbation is not implemented") },
+        { "pull", onlyValue({ "no" }, "the pull code is not implemented") },
+        { "awh", onlyValue({ "no" }, "AWH is not implemented") },
+        { "rotation", onlyValue({ "no" }, "enforced rotation is not implemented") },
+        { "simulated-annealing", onlyValue({ "no" }, "simulated annealing is not implemented") },
+        { "qmmm", onlyValue({ "no" }, "QM/MM is not implemented") },
+        { "qmmm-cp2k-active", onlyValue({ "false", "no" }, "QM/MM is not implemented") },
+        { "nwall", onlyValue({ "0" }, "walls are not implemented") },
+        { "cos-acceleration", zerosOnly("non-equilibrium cosine acceleration is not implemented") },
+        { "deform", zerosOnly("box deformation is not implemented") },
+        { "electric-field-x", zerosOnly("electric fields are not implemented") },
+        { "electric-field-y", zerosOnly("electric fields are not implemented") },
+        { "electric-field-z", zerosOnly("electric fields are not implemented") },
         { "energygrps", onlyValue({ "", "System" }, "energy groups are not implemented") },
     };
     return table;
@@ -349,7 +384,7 @@ MdpParseResult parseMdp(const std::string& text, const std::string& path)
             throw InputError(at, "key '" + key + "' is set twice (first at " + result.options.setAt[key].str() + ")");
         }
         if (value.empty() && key != "define" && key != "include" && key != "energygrps"
-            && key != "compressed-x-grps" && key != "tc-grps")
+            && key != "compressed-x-grps" && key != "tc-grps" && key != "freezegrps" && key != "freezedim")
         {
             throw InputError(at, "key '" + key + "' has no value");
         }

@@ -94,6 +94,8 @@ struct MdpOptions
     long     genSeed = -1;
     long     ldSeed  = -1;
     CommMode commMode = CommMode::Linear;
+    std::vector<std::string> freezeGrps; // frozen groups, with freezeDim: Y/N for x y z per group
+    std::vector<std::string> freezeDim;
     int      nstcomm  = 100;
 
     // output

@@ -46,6 +46,36 @@ std::vector<bool> atomsOfGroup(const Topology& top, const std::string& name, con
     const int         n = top.numAtoms;
     std::vector<bool> in(n, false);
     const std::string lower = toLower(name);
+    if (!top.indexFile.empty())
+    {
+        // with -n the index file's groups only, as grompp
+        for (const auto& g : top.indexGroups)
+        {
+            if (toLower(g.name) != lower)
+            {
+                continue;
+            }
+            for (size_t k = 0; k < g.atoms.size(); k++)
+            {
+                if (g.atoms[k] >= n)
+                {
+                    throw InputError(SourceLocation{ top.indexFile, g.lines[k] },
+                                     "group '" + g.name + "' has atom " + std::to_string(g.atoms[k] + 1)
+                                             + ", but the system has " + std::to_string(n)
+                                             + " atoms: the index file belongs to another system");
+                }
+                in[g.atoms[k]] = true;
+            }
+            return in;
+        }
+        std::string names;
+        for (const auto& g : top.indexGroups)
+        {
+            names += (names.empty() ? "" : ", ") + g.name;
+        }
+        throw InputError(where, "group '" + name + "' is not in the index file " + top.indexFile + "; its groups: "
+                                        + (names.empty() ? "(none)" : names));
+    }
     auto byResidue = [&](const std::set<std::string>& set, bool member) {
         for (int i = 0; i < n; i++)
         {

@@ -4,7 +4,8 @@
  * be: System; a default group — Protein, non-Protein, Water, non-Water,
  * Ion, Water_and_ions, SOL; a molecule type name from [ molecules ]; or a
  * residue name. Membership is by residue and molecule names as gmx
- * make_ndx defines its default groups.
+ * make_ndx defines its default groups. With an index file (-n), the
+ * file's groups only, as grompp.
  */
 #pragma once
 

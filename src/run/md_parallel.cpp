@@ -34,6 +34,15 @@ void MdRun::refreshHomeAtoms()
     for (size_t i = 0; i < mass_.size(); i++)
     {
         invMass_[i] = mass_[i] > 0 ? real(1 / mass_[i]) : real(0);
+        if (!settings_.freeze.empty())
+        {
+            freeze_.resize(mass_.size());
+            freeze_[i] = settings_.freeze[home.globalIndex[i]];
+            if (freeze_[i] == 7)
+            {
+                invMass_[i] = 0;
+            }
+        }
         tcGroup_[i] = settings_.groups.groupOfAtom[home.globalIndex[i]];
     }
     constraints_ = std::make_unique<Constraints>(home, constraintSettings_, invMass_);

@@ -116,6 +116,8 @@ private:
     bool                                 root_ = true; // writes the outputs
     ConstraintSettings                   constraintSettings_;
     std::vector<int>                     tcGroup_; // coupling group of each (home) atom
+    std::vector<uint8_t>                 freeze_;  // frozen dimensions of each (home) atom; empty: none
+    void                                 zeroFrozenVelocities();
     MdFinalState                         final_;
 
     // checkpoints

@@ -142,6 +142,19 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
         // input's positions are used until the first update, as there)
         constructVirtualSites(top_.virtualSites, x_, box_);
     }
+    freeze_ = settings_.freeze;
+    for (size_t i = 0; i < freeze_.size(); i++)
+    {
+        if (freeze_[i] == 7)
+        {
+            invMass_[i] = 0; // constraints leave wholly frozen atoms where they are
+        }
+    }
+    if (!freeze_.empty())
+    {
+        constraints_ = std::make_unique<Constraints>(top_, constraintSettings_, invMass_);
+    }
+    zeroFrozenVelocities();
     if (!restarting && mdp_.genVel && !mdp_.continuation)
     {
         // after the projection onto the constraints, exactly gen-temp over the
@@ -563,6 +576,16 @@ void MdRun::leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput&
         {
             v_[i] = v_[i] * l + forces.f[i] * (invMass_[i] * dt) + pr;
         }
+        if (!freeze_.empty() && freeze_[i])
+        {
+            for (int d = 0; d < 3; d++)
+            {
+                if (freeze_[i] & (1 << d))
+                {
+                    v_[i][d] = 0; // frozen: neither moves nor gains speed
+                }
+            }
+        }
         xprime_[i] = x_[i] + v_[i] * dt;
     }
     updateTimer.reset();
@@ -601,6 +624,20 @@ void MdRun::parrinelloRahmanFinish(long step, bool pressureComputed, const Matri
     if (pressureComputed && every(step, settings_.nstpcouple))
     {
         pr_.accelerate(mdp_, pressure, box_, settings_.nstpcouple * mdp_.dt);
+    }
+}
+
+void MdRun::zeroFrozenVelocities()
+{
+    for (size_t i = 0; i < freeze_.size() && i < v_.size(); i++)
+    {
+        for (int d = 0; d < 3; d++)
+        {
+            if (freeze_[i] & (1 << d))
+            {
+                v_[i][d] = 0;
+            }
+        }
     }
 }
 
@@ -902,6 +939,7 @@ void MdRun::runLeapFrog()
         if (mdp_.commMode == CommMode::Linear && every(step, mdp_.nstcomm))
         {
             removeComMotion();
+            zeroFrozenVelocities();
         }
         // stage: energies (kinetic energy as the average of the half steps)
         const Matrix3 kinetic = computeE ? averageOf(kineticOldScaled, kineticEnergyTensor(v_, mass_)) : Matrix3();

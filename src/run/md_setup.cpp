@@ -10,6 +10,7 @@
 #include "core/random.h"
 #include "core/units.h"
 #include "nonbonded/verlet_buffer.h"
+#include "io/text.h"
 #include "run/groups.h"
 #include "update/kinetic.h"
 
@@ -50,10 +51,86 @@ void checkSupported(const MdpOptions& mdp)
             throw InputError(mdp.where("pcoupl"), "pressure coupling is implemented for integrator = md (leap-frog) only");
         }
     }
+    if (!mdp.freezeGrps.empty() && mdp.integrator != Integrator::Md)
+    {
+        throw InputError(mdp.where("freezegrps"), "freezegrps is implemented for integrator = md (leap-frog) only");
+    }
     if (mdp.integrator != Integrator::Steep && mdp.nsteps < 0)
     {
         throw InputError(mdp.where("nsteps"), "nsteps = -1 (run forever) is not supported yet; give the number of steps");
     }
+}
+
+/* freezegrps / freezedim: per atom the frozen dimensions (bits x, y, z);
+ * empty without freeze groups. A frozen atom with constraints must be frozen
+ * in every dimension, with every atom of its constraint or SETTLE. */
+std::vector<uint8_t> freezeMask(const Topology& top, const MdpOptions& mdp)
+{
+    if (mdp.freezeGrps.empty())
+    {
+        if (!mdp.freezeDim.empty())
+        {
+            throw InputError(mdp.where("freezedim"), "freezedim is given without freezegrps");
+        }
+        return {};
+    }
+    if (mdp.freezeDim.size() != 3 * mdp.freezeGrps.size())
+    {
+        throw InputError(mdp.where("freezedim"), "freezedim needs three values (Y or N for x, y, z) per freeze group: "
+                                                         + std::to_string(3 * mdp.freezeGrps.size()) + " for "
+                                                         + std::to_string(mdp.freezeGrps.size()) + " groups, found "
+                                                         + std::to_string(mdp.freezeDim.size()));
+    }
+    std::vector<uint8_t> mask(top.numAtoms, 0);
+    for (size_t g = 0; g < mdp.freezeGrps.size(); g++)
+    {
+        uint8_t bits = 0;
+        for (int d = 0; d < 3; d++)
+        {
+            const std::string v = toLower(mdp.freezeDim[3 * g + d]);
+            if (v == "y" || v == "yes")
+            {
+                bits |= uint8_t(1 << d);
+            }
+            else if (v != "n" && v != "no")
+            {
+                throw InputError(mdp.where("freezedim"), "freezedim value '" + mdp.freezeDim[3 * g + d]
+                                                                 + "' is not valid; valid: Y, N (yes, no)");
+            }
+        }
+        const auto in = atomsOfGroup(top, mdp.freezeGrps[g], mdp.where("freezegrps"));
+        for (int i = 0; i < top.numAtoms; i++)
+        {
+            if (in[i])
+            {
+                mask[i] |= bits;
+            }
+        }
+    }
+    auto check = [&](std::initializer_list<int> atoms, const char* what) {
+        bool any = false, all = true;
+        for (int a : atoms)
+        {
+            any = any || mask[a] != 0;
+            all = all && mask[a] == 7;
+        }
+        if (any && !all)
+        {
+            throw InputError(mdp.where("freezegrps"),
+                             std::string("a ") + what + " joins " + top.describeAtom(*atoms.begin())
+                                     + " to atoms that are not frozen in every dimension with it; freeze whole "
+                                       "constrained molecules in x, y and z, or none of them");
+        }
+    };
+    for (const auto& c : top.constraints)
+    {
+        check({ c.i, c.j }, "constraint");
+    }
+    for (const auto& st : top.settles)
+    {
+        check({ st.o, st.h1, st.h2 }, "SETTLE");
+    }
+    return mask;
 }
 
 /* Coupling interval: the mdp's, or GROMACS's default: 10, fewer when the
@@ -94,7 +171,31 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
     // Parrinello-Rahman barostat, 10 for the first-order ones
     s.nstpcouple = couplingInterval(mdp.nstpcouple, mdp.dt, mdp.tauP, mdp.pcoupl == PCoupl::ParrinelloRahman ? 20 : 10);
     s.ldSeed        = resolveSeed(mdp.ldSeed);
-    s.totalDof      = 3.0 * (top.numAtoms - static_cast<double>(top.virtualSites.size())) - numConstraintDof
+    s.freeze = freezeMask(top, mdp);
+    // a molecule frozen whole has no constraint to remove degrees of freedom
+    // from: its frozen dimensions are counted instead (as GROMACS)
+    auto wholeFrozen = [&](std::initializer_list<int> atoms) {
+        bool all = !s.freeze.empty();
+        for (int a : atoms)
+        {
+            all = all && s.freeze[a] == 7;
+        }
+        return all;
+    };
+    for (const auto& st : top.settles)
+    {
+        numConstraintDof -= wholeFrozen({ st.o, st.h1, st.h2 }) ? 3 : 0;
+    }
+    for (const auto& c : top.constraints)
+    {
+        numConstraintDof -= wholeFrozen({ c.i, c.j }) ? 1 : 0;
+    }
+    double frozenDims = 0;
+    for (uint8_t m : s.freeze)
+    {
+        frozenDims += (m & 1) + ((m >> 1) & 1) + ((m >> 2) & 1);
+    }
+    s.totalDof = 3.0 * (top.numAtoms - static_cast<double>(top.virtualSites.size())) - frozenDims - numConstraintDof
                  - (mdp.commMode == CommMode::Linear ? 3 : 0); // virtual sites have no degrees of freedom
 
     // temperature-coupling groups (one group, System, without coupling)
@@ -111,17 +212,25 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
     std::vector<double> atoms(names.size(), 0);
     for (int i = 0; i < top.numAtoms; i++)
     {
-        atoms[s.groups.groupOfAtom[i]] += top.mass[i] > 0 ? 1 : 0; // not the virtual sites
+        // not the virtual sites, nor frozen dimensions
+        const int frozen = s.freeze.empty() ? 0 : (s.freeze[i] & 1) + ((s.freeze[i] >> 1) & 1) + ((s.freeze[i] >> 2) & 1);
+        atoms[s.groups.groupOfAtom[i]] += top.mass[i] > 0 ? (3 - frozen) / 3.0 : 0;
     }
     std::vector<double> constrained(names.size(), 0);
     for (const auto& c : top.constraints)
     {
-        constrained[s.groups.groupOfAtom[c.i]] += 0.5;
-        constrained[s.groups.groupOfAtom[c.j]] += 0.5;
+        if (!wholeFrozen({ c.i, c.j }))
+        {
+            constrained[s.groups.groupOfAtom[c.i]] += 0.5;
+            constrained[s.groups.groupOfAtom[c.j]] += 0.5;
+        }
     }
     for (const auto& st : top.settles)
     {
-        constrained[s.groups.groupOfAtom[st.o]] += 3;
+        if (!wholeFrozen({ st.o, st.h1, st.h2 }))
+        {
+            constrained[s.groups.groupOfAtom[st.o]] += 3;
+        }
     }
     // centre-of-mass removal takes its 3 degrees of freedom from the groups
     // in proportion to their unconstrained degrees of freedom (GROMACS)

@@ -45,6 +45,7 @@ struct MdSettings
     int            nstcalcenergy = 100;
     double         totalDof   = 0;
     CouplingGroups groups;
+    std::vector<uint8_t> freeze; // per atom: bit d set when dimension d is frozen (freezegrps); empty: none
     uint64_t       ldSeed     = 0;
     std::vector<std::string> notes; // automatic choices, for the log
 };

@@ -55,6 +55,11 @@ MinimizeResult minimize(SystemInputs& in, const RunOptions& options)
     const MdpOptions& mdp = in.mdp;
     const Topology&   top = in.topology;
     const long        nsteps = options.nstepsOverride > -2 ? options.nstepsOverride : mdp.nsteps;
+    if (!mdp.freezeGrps.empty())
+    {
+        throw InputError(mdp.where("freezegrps"), "freezegrps is implemented for integrator = md only, not for "
+                                                  "energy minimisation yet");
+    }
     std::vector<real> invMass(top.numAtoms);
     for (int i = 0; i < top.numAtoms; i++)
     {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "io/index_file.h"
 #include "io/preprocessor.h"
 #include "listed/position_restraints.h"
 #include "topology/build_topology.h"
@@ -51,6 +52,11 @@ SystemInputs loadSystem(const InputPaths& paths)
     }
     in.topology    = buildTopology(topFile, in.mdp.constraints);
     in.coordinates = readGro(paths.coordinates);
+    if (!paths.indexFile.empty())
+    {
+        in.topology.indexGroups = readIndexFile(paths.indexFile);
+        in.topology.indexFile   = paths.indexFile;
+    }
 
     const int ngro = static_cast<int>(in.coordinates.x.size());
     if (ngro != in.topology.numAtoms)

@@ -25,6 +25,7 @@ struct InputPaths
     std::string              coordinates;
     std::string              mdp;
     std::string              restraintReference; // -r: position-restraint reference (empty: the coordinates)
+    std::string              indexFile;          // -n: index groups (empty: GROMACS's default groups)
     std::vector<std::string> includeDirs; // -I
     std::vector<std::string> gmxlibDirs;  // from GMXLIB
     std::string              dataDir = PUTMD_GMX_DATA_DIR;

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
+
 namespace putmd
 {
 
@@ -77,6 +79,15 @@ struct PositionRestraint
 
 enum class RefCoordScaling { No, All, Com };
 
+/* A group of an index file (-n): 0-based atoms, with the line of each. */
+struct IndexGroup
+{
+    std::string      name;
+    std::vector<int> atoms;
+    std::vector<int> lines;
+    SourceLocation   where; // the header line
+};
+
 /* The restraints' shared state: how references follow the box, and the
  * restrained atoms' centre of mass in box fractions (refcoord-scaling com). */
 struct PositionRestraintSettings
@@ -134,6 +145,8 @@ struct Topology
     std::vector<Settle>     settles;
 
     std::vector<VirtualSite>       virtualSites;       // in construction order
+    std::vector<IndexGroup>        indexGroups;        // -n FILE's groups (empty: GROMACS's default groups)
+    std::string                    indexFile;
     std::vector<PositionRestraint> positionRestraints; // global atom indices (local ones for a rank's part)
     PositionRestraintSettings      positionRestraintSettings;
 

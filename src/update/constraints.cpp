@@ -75,8 +75,26 @@ Constraints::Constraints(const Topology& top, const ConstraintSettings& settings
         }
         impl_->settings = settings;
         impl_->names    = AtomNames(top);
-        impl_->settles  = SettleSet(top.settles, invMass, top.numAtoms, impl_->names);
-        impl_->bonds    = makeBondConstraintSet(top.constraints, invMass, top.numAtoms, impl_->names);
+        // molecules frozen whole (every inverse mass 0: freezegrps) neither
+        // move nor need constraining
+        std::vector<Settle>     settles;
+        std::vector<Constraint> bonds;
+        for (const auto& st : top.settles)
+        {
+            if (invMass[st.o] != 0 || invMass[st.h1] != 0 || invMass[st.h2] != 0)
+            {
+                settles.push_back(st);
+            }
+        }
+        for (const auto& c : top.constraints)
+        {
+            if (invMass[c.i] != 0 || invMass[c.j] != 0)
+            {
+                bonds.push_back(c);
+            }
+        }
+        impl_->settles = SettleSet(settles, invMass, top.numAtoms, impl_->names);
+        impl_->bonds   = makeBondConstraintSet(bonds, invMass, top.numAtoms, impl_->names);
     }
     catch (...)
     {
