@@ -134,26 +134,35 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
         // x(-dt) = x - dt v is on it too (as GROMACS: the positions a step
         // back are constrained with x as reference and the velocities take
         // the correction); md-vv's v(0) tangent to it
-        std::vector<RVec> xc = x_;
-        constraints_->apply(x_, xc, nullptr, mdp_.dt, box_, nullptr);
-        x_ = xc;
-        if (mdp_.integrator == Integrator::MdVv)
+        try
         {
-            constraints_->projectVelocities(x_, v_, box_);
+            std::vector<RVec> xc = x_;
+            constraints_->apply(x_, xc, nullptr, mdp_.dt, box_, nullptr);
+            x_ = xc;
+            if (mdp_.integrator == Integrator::MdVv)
+            {
+                constraints_->projectVelocities(x_, v_, box_);
+            }
+            else
+            {
+                std::vector<RVec> back(x_.size());
+                for (size_t i = 0; i < x_.size(); i++)
+                {
+                    v_[i]   = -v_[i];
+                    back[i] = x_[i] + v_[i] * real(mdp_.dt);
+                }
+                constraints_->apply(x_, back, &v_, mdp_.dt, box_, nullptr);
+                for (auto& vi : v_)
+                {
+                    vi = -vi;
+                }
+            }
         }
-        else
+        catch (const ConstraintError& e)
         {
-            std::vector<RVec> back(x_.size());
-            for (size_t i = 0; i < x_.size(); i++)
-            {
-                v_[i]    = -v_[i];
-                back[i] = x_[i] + v_[i] * real(mdp_.dt);
-            }
-            constraints_->apply(x_, back, &v_, mdp_.dt, box_, nullptr);
-            for (auto& vi : v_)
-            {
-                vi = -vi;
-            }
+            throw SimulationError(fmt::format("step {} (t = {} ps), constraining the start and the half step "
+                                              "before it (continuation = no): {}",
+                                              0, mdp_.tinit, e.what()));
         }
     }
     if (!restarting && !mdp_.continuation)
