@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """freezegrps / freezedim with an index file (-n), as GROMACS users set them.
 
-The triclinic peptide in water, without constraints, 100 steps with
+The triclinic peptide in water, without constraints, 50 steps with
 v-rescale: an index file names "Frozen" (the peptide's first 10 atoms and
 the first 20 waters) frozen in x, y and z, and "Rail" (peptide atoms 11-20)
 frozen in x only. Checks: every frozen coordinate of the final .gro equals
@@ -55,7 +55,7 @@ def displacement(x1, x0, box):
 
 MDP = """integrator = md
 dt = 0.001
-nsteps = 100
+nsteps = 50
 tcoupl = v-rescale
 tc-grps = System
 tau-t = 0.1
