@@ -254,7 +254,7 @@ const std::map<std::string, Setter>& keyTable()
         { "ld-seed", intSetter(&MdpOptions::ldSeed, -1, std::numeric_limits<long>::max(), "-1 (random) or more") },
         { "comm-mode", enumSetter(&MdpOptions::commMode, EnumTable<CommMode>{ { "Linear", CommMode::Linear }, { "None", CommMode::None } }, { "Angular", "Linear-acceleration-correction" }) },
         { "nstcomm", intSetter(&MdpOptions::nstcomm, 0, big, "0 or more") },
-        { "comm-grps", onlyValue({ "System" }, "centre-of-mass removal per group is not implemented") },
+        { "comm-grps", stringsSetter(&MdpOptions::commGrps) },
         { "nstcalcenergy", intSetter(&MdpOptions::nstcalcenergy, -1, big, "-1 or more") },
         { "nstenergy", intSetter(&MdpOptions::nstenergy, 0, big, "0 or more") },
         { "nstlog", intSetter(&MdpOptions::nstlog, 0, big, "0 or more") },
@@ -384,7 +384,7 @@ MdpParseResult parseMdp(const std::string& text, const std::string& path)
             throw InputError(at, "key '" + key + "' is set twice (first at " + result.options.setAt[key].str() + ")");
         }
         if (value.empty() && key != "define" && key != "include" && key != "energygrps"
-            && key != "compressed-x-grps" && key != "tc-grps" && key != "freezegrps" && key != "freezedim")
+            && key != "compressed-x-grps" && key != "tc-grps" && key != "freezegrps" && key != "freezedim" && key != "comm-grps")
         {
             throw InputError(at, "key '" + key + "' has no value");
         }

@@ -94,6 +94,7 @@ struct MdpOptions
     long     genSeed = -1;
     long     ldSeed  = -1;
     CommMode commMode = CommMode::Linear;
+    std::vector<std::string> commGrps;   // centre-of-mass groups (empty: System)
     std::vector<std::string> freezeGrps; // frozen groups, with freezeDim: Y/N for x y z per group
     std::vector<std::string> freezeDim;
     int      nstcomm  = 100;

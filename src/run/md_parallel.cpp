@@ -34,6 +34,11 @@ void MdRun::refreshHomeAtoms()
     for (size_t i = 0; i < mass_.size(); i++)
     {
         invMass_[i] = mass_[i] > 0 ? real(1 / mass_[i]) : real(0);
+        if (!settings_.comGroupOfAtom.empty())
+        {
+            comGroup_.resize(mass_.size());
+            comGroup_[i] = settings_.comGroupOfAtom[home.globalIndex[i]];
+        }
         if (!settings_.freeze.empty())
         {
             freeze_.resize(mass_.size());
@@ -67,6 +72,31 @@ void MdRun::reduce(std::span<double> values) const
 
 void MdRun::removeComMotion()
 {
+    if (!comGroup_.empty() || !settings_.comGroupOfAtom.empty())
+    {
+        // several groups (comm-grps): each group's momentum, summed over ranks
+        const int           ncom = static_cast<int>(settings_.comGroupMass.size());
+        std::vector<double> p(3 * ncom, 0.0);
+        for (size_t i = 0; i < v_.size(); i++)
+        {
+            const int j = comGroup_[i];
+            for (int d = 0; j >= 0 && d < 3; d++)
+            {
+                p[3 * j + d] += mass_[i] * double(v_[i][d]);
+            }
+        }
+        reduce(p);
+        for (size_t i = 0; i < v_.size(); i++)
+        {
+            const int j = comGroup_[i];
+            if (j >= 0 && settings_.comGroupMass[j] > 0)
+            {
+                const double m = settings_.comGroupMass[j];
+                v_[i] -= RVec(real(p[3 * j] / m), real(p[3 * j + 1] / m), real(p[3 * j + 2] / m));
+            }
+        }
+        return;
+    }
     if (!dd_)
     {
         removeCenterOfMassVelocity(v_, mass_);

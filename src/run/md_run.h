@@ -117,6 +117,7 @@ private:
     ConstraintSettings                   constraintSettings_;
     std::vector<int>                     tcGroup_; // coupling group of each (home) atom
     std::vector<uint8_t>                 freeze_;  // frozen dimensions of each (home) atom; empty: none
+    std::vector<int>                     comGroup_; // comm-grps group of each (home) atom; empty: one group
     void                                 zeroFrozenVelocities();
     MdFinalState                         final_;
 

@@ -171,7 +171,8 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
         // input's positions are used until the first update, as there)
         constructVirtualSites(top_.virtualSites, x_, box_);
     }
-    freeze_ = settings_.freeze;
+    freeze_   = settings_.freeze;
+    comGroup_ = settings_.comGroupOfAtom;
     for (size_t i = 0; i < freeze_.size(); i++)
     {
         if (freeze_[i] == 7)
@@ -411,8 +412,10 @@ void MdRun::writeHeader()
     {
         log_->line("chosen: " + note);
     }
-    log_->line(fmt::format("degrees of freedom: {:.0f} ({} constraints, centre-of-mass mode {})", settings_.totalDof,
-                           constraints_->numConstraints(), mdp_.commMode == CommMode::Linear ? "Linear" : "None"));
+    log_->line(fmt::format("degrees of freedom: {:.0f} ({} constraints, centre-of-mass mode {}{})", settings_.totalDof,
+                           constraints_->numConstraints(), mdp_.commMode == CommMode::Linear ? "Linear" : "None",
+                           settings_.comGroupOfAtom.empty() ? std::string()
+                                                            : ", removed per group: " + fmt::format("{}", fmt::join(mdp_.commGrps, " "))));
     if (mdp_.tcoupl != TCoupl::No)
     {
         log_->line(fmt::format("temperature coupling every {} steps, ld-seed {}", settings_.nsttcouple, settings_.ldSeed));

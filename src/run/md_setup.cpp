@@ -244,6 +244,73 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
     {
         s.groups.dof[g] = (3 * atoms[g] - constrained[g]) * (total > 0 ? (total - comDof) / total : 0.0);
     }
+    if (mdp.commMode == CommMode::Linear && !mdp.commGrps.empty()
+        && !(mdp.commGrps.size() == 1 && toLower(mdp.commGrps[0]) == "system"))
+    {
+        // several centre-of-mass groups: each takes 3 degrees of freedom from
+        // the (temperature group x COM group) cells of its atoms, in
+        // proportion (as GROMACS); atoms in no COM group keep theirs
+        const int ncom = static_cast<int>(mdp.commGrps.size());
+        s.comGroupOfAtom.assign(top.numAtoms, -1);
+        s.comGroupMass.assign(ncom, 0.0);
+        for (int j = 0; j < ncom; j++)
+        {
+            const auto in = atomsOfGroup(top, mdp.commGrps[j], mdp.where("comm-grps"));
+            for (int i = 0; i < top.numAtoms; i++)
+            {
+                if (!in[i])
+                {
+                    continue;
+                }
+                if (s.comGroupOfAtom[i] >= 0)
+                {
+                    throw InputError(mdp.where("comm-grps"), top.describeAtom(i) + " is in comm-grps groups '"
+                                                                     + mdp.commGrps[s.comGroupOfAtom[i]] + "' and '"
+                                                                     + mdp.commGrps[j] + "'; each atom may be in one");
+                }
+                s.comGroupOfAtom[i] = j;
+                s.comGroupMass[j] += top.mass[i];
+            }
+        }
+        const int                        ntc = s.groups.size();
+        std::vector<std::vector<double>> cell(ntc, std::vector<double>(ncom + 1, 0.0)); // last: no COM group
+        auto col = [&](int a) { return s.comGroupOfAtom[a] < 0 ? ncom : s.comGroupOfAtom[a]; };
+        for (int i = 0; i < top.numAtoms; i++)
+        {
+            const int frozen = s.freeze.empty() ? 0 : (s.freeze[i] & 1) + ((s.freeze[i] >> 1) & 1) + ((s.freeze[i] >> 2) & 1);
+            cell[s.groups.groupOfAtom[i]][col(i)] += top.mass[i] > 0 ? 3 - frozen : 0;
+        }
+        for (const auto& c : top.constraints)
+        {
+            if (!wholeFrozen({ c.i, c.j }))
+            {
+                cell[s.groups.groupOfAtom[c.i]][col(c.i)] -= 0.5;
+                cell[s.groups.groupOfAtom[c.j]][col(c.j)] -= 0.5;
+            }
+        }
+        for (const auto& st : top.settles)
+        {
+            if (!wholeFrozen({ st.o, st.h1, st.h2 }))
+            {
+                cell[s.groups.groupOfAtom[st.o]][col(st.o)] -= 3;
+            }
+        }
+        std::vector<double> perCom(ncom + 1, 0.0);
+        for (int g = 0; g < ntc; g++)
+            for (int j = 0; j <= ncom; j++)
+                perCom[j] += cell[g][j];
+        s.totalDof = 0;
+        for (int g = 0; g < ntc; g++)
+        {
+            double d = cell[g][ncom];
+            for (int j = 0; j < ncom; j++)
+            {
+                d += perCom[j] > 0 ? cell[g][j] * (perCom[j] - 3) / perCom[j] : 0.0;
+            }
+            s.groups.dof[g] = d;
+            s.totalDof += d;
+        }
+    }
     if (mdp.tcoupl != TCoupl::No)
     {
         if (mdp.tcGrps.empty())

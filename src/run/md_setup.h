@@ -46,6 +46,8 @@ struct MdSettings
     double         totalDof   = 0;
     CouplingGroups groups;
     std::vector<uint8_t> freeze; // per atom: bit d set when dimension d is frozen (freezegrps); empty: none
+    std::vector<int>     comGroupOfAtom; // comm-grps: per atom, or -1 (not corrected); empty: one group, System
+    std::vector<double>  comGroupMass;   // total mass per comm group
     uint64_t       ldSeed     = 0;
     std::vector<std::string> notes; // automatic choices, for the log
 };
