@@ -31,17 +31,17 @@ void MdRun::refreshHomeAtoms()
     mass_                = home.mass;
     invMass_.resize(mass_.size());
     tcGroup_.resize(mass_.size());
+    comGroup_.resize(settings_.comGroupOfAtom.empty() ? 0 : mass_.size());
+    freeze_.resize(settings_.freeze.empty() ? 0 : mass_.size());
     for (size_t i = 0; i < mass_.size(); i++)
     {
         invMass_[i] = mass_[i] > 0 ? real(1 / mass_[i]) : real(0);
-        if (!settings_.comGroupOfAtom.empty())
+        if (!comGroup_.empty())
         {
-            comGroup_.resize(mass_.size());
             comGroup_[i] = settings_.comGroupOfAtom[home.globalIndex[i]];
         }
-        if (!settings_.freeze.empty())
+        if (!freeze_.empty())
         {
-            freeze_.resize(mass_.size());
             freeze_[i] = settings_.freeze[home.globalIndex[i]];
             if (freeze_[i] == 7)
             {
@@ -72,7 +72,7 @@ void MdRun::reduce(std::span<double> values) const
 
 void MdRun::removeComMotion()
 {
-    if (!comGroup_.empty() || !settings_.comGroupOfAtom.empty())
+    if (!settings_.comGroupOfAtom.empty())
     {
         // several groups (comm-grps): each group's momentum, summed over ranks
         const int           ncom = static_cast<int>(settings_.comGroupMass.size());

@@ -1,7 +1,9 @@
 /* run/md_run.h — the MD run's object, shared by the files that implement
  * it (inside run/ only; users call runMd in md_runner.h):
- *   md_runner.cpp     set-up, outputs, coupling, update, energies and the
- *                     two integrator loops;
+ *   md_runner.cpp     set-up, outputs, update, energies and the two
+ *                     integrator loops;
+ *   md_coupling.cpp   thermostats, barostats (Parrinello-Rahman's halves
+ *                     around the update) and frozen atoms;
  *   md_finish.cpp     the end of the run: final state, summary, performance
  *                     report;
  *   md_checkpoint.cpp writing checkpoints and continuing from one;

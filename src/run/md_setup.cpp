@@ -61,6 +61,12 @@ void checkSupported(const MdpOptions& mdp)
     }
 }
 
+/* How many of x, y, z a freeze mask freezes. */
+int frozenDimensions(uint8_t mask)
+{
+    return (mask & 1) + ((mask >> 1) & 1) + ((mask >> 2) & 1);
+}
+
 /* freezegrps / freezedim: per atom the frozen dimensions (bits x, y, z);
  * empty without freeze groups. A frozen atom with constraints must be frozen
  * in every dimension, with every atom of its constraint or SETTLE. */
@@ -193,7 +199,7 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
     double frozenDims = 0;
     for (uint8_t m : s.freeze)
     {
-        frozenDims += (m & 1) + ((m >> 1) & 1) + ((m >> 2) & 1);
+        frozenDims += frozenDimensions(m);
     }
     s.totalDof = 3.0 * (top.numAtoms - static_cast<double>(top.virtualSites.size())) - frozenDims - numConstraintDof
                  - (mdp.commMode == CommMode::Linear ? 3 : 0); // virtual sites have no degrees of freedom
@@ -213,7 +219,7 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
     for (int i = 0; i < top.numAtoms; i++)
     {
         // not the virtual sites, nor frozen dimensions
-        const int frozen = s.freeze.empty() ? 0 : (s.freeze[i] & 1) + ((s.freeze[i] >> 1) & 1) + ((s.freeze[i] >> 2) & 1);
+        const int frozen = s.freeze.empty() ? 0 : frozenDimensions(s.freeze[i]);
         atoms[s.groups.groupOfAtom[i]] += top.mass[i] > 0 ? (3 - frozen) / 3.0 : 0;
     }
     std::vector<double> constrained(names.size(), 0);
@@ -277,7 +283,7 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
         auto col = [&](int a) { return s.comGroupOfAtom[a] < 0 ? ncom : s.comGroupOfAtom[a]; };
         for (int i = 0; i < top.numAtoms; i++)
         {
-            const int frozen = s.freeze.empty() ? 0 : (s.freeze[i] & 1) + ((s.freeze[i] >> 1) & 1) + ((s.freeze[i] >> 2) & 1);
+            const int frozen = s.freeze.empty() ? 0 : frozenDimensions(s.freeze[i]);
             cell[s.groups.groupOfAtom[i]][col(i)] += top.mass[i] > 0 ? 3 - frozen : 0;
         }
         for (const auto& c : top.constraints)

@@ -12,6 +12,31 @@ namespace putmd
 namespace
 {
 constexpr double presfac = 16.605390665999998; // kJ/(mol nm^3) in bar
+
+Matrix3 multiply(const Matrix3& a, const Matrix3& b)
+{
+    Matrix3 c;
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+        {
+            double s = 0;
+            for (int j = 0; j < 3; j++)
+            {
+                s += a(r, j) * b(j, k);
+            }
+            c(r, k) = s;
+        }
+    return c;
+}
+
+Matrix3 transpose(const Matrix3& a)
+{
+    Matrix3 t;
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            t(r, k) = a(k, r);
+    return t;
+}
 }
 
 ThermostatStep vRescale(double kinetic, double dof, double refT, double tauT, double dtCouple, uint64_t seed,
@@ -121,20 +146,7 @@ BarostatStep berendsenBarostat(const MdpOptions& mdp, const Matrix3& pressure, d
 
 Box scaledBox(const Box& box, const Matrix3& mu)
 {
-    Matrix3 m;
-    for (int r = 0; r < 3; r++)
-    {
-        for (int c = 0; c < 3; c++)
-        {
-            double s = 0;
-            for (int k = 0; k < 3; k++)
-            {
-                s += box.vectors()(r, k) * mu(k, c);
-            }
-            m(r, c) = s;
-        }
-    }
-    return Box(m);
+    return Box(multiply(box.vectors(), mu));
 }
 
 } // namespace putmd
@@ -144,31 +156,6 @@ namespace putmd
 
 namespace
 {
-
-Matrix3 multiply(const Matrix3& a, const Matrix3& b)
-{
-    Matrix3 c;
-    for (int r = 0; r < 3; r++)
-        for (int k = 0; k < 3; k++)
-        {
-            double s = 0;
-            for (int j = 0; j < 3; j++)
-            {
-                s += a(r, j) * b(j, k);
-            }
-            c(r, k) = s;
-        }
-    return c;
-}
-
-Matrix3 transpose(const Matrix3& a)
-{
-    Matrix3 t;
-    for (int r = 0; r < 3; r++)
-        for (int k = 0; k < 3; k++)
-            t(r, k) = a(k, r);
-    return t;
-}
 
 /* Dimensions whose elements keep their ratio to b_xx: 3 (isotropic), 2
  * (semi-isotropic: rows b and c in their x and y columns), 0 (anisotropic). */
