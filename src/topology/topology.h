@@ -28,16 +28,23 @@ struct Pair14 { int i, j; double c6, c12, qq; }; // qq includes fudgeQQ
 /* A virtual site: a massless particle placed from other atoms' positions
  * after every update, its force spread back onto them. Linear sites
  * (virtual_sites2 1, virtual_sites3 1, virtual_sitesn 1/2/3) are a
- * weighted sum of their atoms (weights summing to 1); 3out (virtual_sites3
- * 4) is x_i + a r_ij + b r_ik + c (r_ij x r_ik). */
+ * weighted sum of their atoms (weights summing to 1). The others, with
+ * atoms i j k l of `from` and r_ij = x_j - x_i:
+ *  - Fd2 (virtual_sites2 2): x_i + a r_ij/|r_ij|;
+ *  - Fd3 (3fd): x_i + b t/|t|, t = r_ij + a r_jk;
+ *  - Fad3 (3fad): x_i + a r_ij/|r_ij| + b p/|p|, p the part of r_jk
+ *    normal to r_ij; a = d cos(theta), b = d sin(theta) (as GROMACS stores
+ *    the line's theta and d);
+ *  - Out3 (3out): x_i + a r_ij + b r_ik + c (r_ij x r_ik);
+ *  - Fdn4 (4fdn): x_i + c m/|m|, m = (a r_ik - r_ij) x (b r_il - r_ij). */
 struct VirtualSite
 {
-    enum class Kind { Linear, Out3 };
+    enum class Kind { Linear, Fd2, Fd3, Fad3, Out3, Fdn4 };
     int                 site = 0;
     Kind                kind = Kind::Linear;
     std::vector<int>    from;    // constructing atoms (the first is the reference for periodic images)
     std::vector<double> weights; // Linear
-    double              a = 0, b = 0, c = 0; // Out3
+    double              a = 0, b = 0, c = 0; // the others
 };
 
 struct CmapTorsion { int i, j, k, l, m; int type; }; // phi = i-j-k-l, psi = j-k-l-m
@@ -112,6 +119,7 @@ struct ListedInteractions
     std::vector<Pair14>            pairs;
     std::vector<CmapTorsion>       cmap;
     std::shared_ptr<const std::vector<CmapGrid>> cmapGrids; // shared by every copy of the lists
+    bool connections = false; // [ bonds ] 5 in the system: GROMACS lists "Connect Bonds" (always 0)
 };
 
 struct Topology

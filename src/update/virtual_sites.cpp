@@ -1,5 +1,7 @@
 #include "update/virtual_sites.h"
 
+#include <cmath>
+
 namespace putmd
 {
 
@@ -9,6 +11,132 @@ namespace
 DVec crossD(const DVec& a, const DVec& b)
 {
     return { a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x };
+}
+
+double dotD(const DVec& a, const DVec& b)
+{
+    return a.x * b.x + a.y * b.y + a.z * b.z;
+}
+
+double normD(const DVec& a)
+{
+    return std::sqrt(dotD(a, a));
+}
+
+/* (I - n n^T) f / |t| for n = t/|t|: the derivative of the unit vector
+ * t/|t| applied to f (symmetric, so the same for its transpose). */
+DVec unitDerivative(const DVec& t, const DVec& f)
+{
+    const double inv = 1 / normD(t);
+    const DVec   n   = t * inv;
+    return (f - n * dotD(n, f)) * inv;
+}
+
+/* The constructing atoms relative to the first (nearest images). */
+struct Frame
+{
+    DVec x0;
+    DVec r[3]; // r[k-1] = x_k - x_0 for k = 1..3
+};
+
+Frame frameOf(const VirtualSite& v, const std::vector<Vec3<real>>& x, const Pbc& pbc)
+{
+    Frame fr;
+    fr.x0 = DVec(x[v.from[0]]);
+    for (size_t k = 1; k < v.from.size() && k <= 3; k++)
+    {
+        fr.r[k - 1] = pbc.dx(DVec(x[v.from[k]]), fr.x0);
+    }
+    return fr;
+}
+
+/* The site relative to its first atom. */
+DVec sitePosition(const VirtualSite& v, const Frame& fr)
+{
+    const DVec& rij = fr.r[0];
+    switch (v.kind)
+    {
+        case VirtualSite::Kind::Linear:
+        {
+            DVec p(0, 0, 0);
+            for (size_t k = 1; k < v.from.size(); k++)
+            {
+                p += fr.r[k - 1] * v.weights[k];
+            }
+            return p;
+        }
+        case VirtualSite::Kind::Fd2: return rij * (v.a / normD(rij));
+        case VirtualSite::Kind::Fd3:
+        {
+            const DVec t = rij + (fr.r[1] - rij) * v.a;
+            return t * (v.b / normD(t));
+        }
+        case VirtualSite::Kind::Fad3:
+        {
+            const DVec rjk = fr.r[1] - rij;
+            const DVec p   = rjk - rij * (dotD(rij, rjk) / dotD(rij, rij));
+            return rij * (v.a / normD(rij)) + p * (v.b / normD(p));
+        }
+        case VirtualSite::Kind::Out3: return rij * v.a + fr.r[1] * v.b + crossD(rij, fr.r[1]) * v.c;
+        case VirtualSite::Kind::Fdn4:
+        {
+            const DVec m = crossD(fr.r[1] * v.a - rij, fr.r[2] * v.b - rij);
+            return m * (v.c / normD(m));
+        }
+    }
+    return DVec(0, 0, 0);
+}
+
+/* The forces on the constructing atoms 1..3 (f_k = (d x_site/d x_k)^T f);
+ * the first atom's is f minus their sum. */
+void spreadNonlinear(const VirtualSite& v, const Frame& fr, const DVec& f, DVec* fk)
+{
+    const DVec& rij = fr.r[0];
+    switch (v.kind)
+    {
+        case VirtualSite::Kind::Fd2: fk[0] = unitDerivative(rij, f) * v.a; break;
+        case VirtualSite::Kind::Fd3:
+        {
+            // t = (1 - a) r_ij + a r_ik
+            const DVec t = rij + (fr.r[1] - rij) * v.a;
+            const DVec g = unitDerivative(t, f) * v.b;
+            fk[0]        = g * (1 - v.a);
+            fk[1]        = g * v.a;
+            break;
+        }
+        case VirtualSite::Kind::Fad3:
+        {
+            // x = a u + b q with u = r_ij/|r_ij|, q = p/|p|, p = (I - u u^T) r_jk
+            const DVec   rjk = fr.r[1] - rij;
+            const double dij = normD(rij);
+            const DVec   u   = rij * (1 / dij);
+            const DVec   p   = rjk - u * dotD(u, rjk);
+            const DVec   h   = unitDerivative(p, f) * v.b; // gradient of b q.f with respect to p
+            // p depends on r_jk through (I - u u^T), on u through -(u.r_jk) u
+            const DVec gjk = h - u * dotD(u, h);
+            const DVec du    = (rjk * dotD(u, h) + h * dotD(u, rjk)) * -1.0; // d(h.p)/du
+            const DVec gij   = unitDerivative(rij, f) * v.a + (du - u * dotD(u, du)) * (1 / dij);
+            // r_ij = x_j - x_i, r_jk = x_k - x_j
+            fk[0] = gij - gjk;
+            fk[1] = gjk;
+            break;
+        }
+        case VirtualSite::Kind::Out3:
+            fk[0] = f * v.a + crossD(fr.r[1], f) * v.c;
+            fk[1] = f * v.b - crossD(rij, f) * v.c;
+            break;
+        case VirtualSite::Kind::Fdn4:
+        {
+            const DVec ra = fr.r[1] * v.a - rij, rb = fr.r[2] * v.b - rij;
+            const DVec h  = unitDerivative(crossD(ra, rb), f) * v.c;
+            const DVec ga = crossD(rb, h), gb = crossD(h, ra); // gradients of h.(ra x rb)
+            fk[0]         = (ga + gb) * -1.0;
+            fk[1]         = ga * v.a;
+            fk[2]         = gb * v.b;
+            break;
+        }
+        case VirtualSite::Kind::Linear: break;
+    }
 }
 
 } // namespace
@@ -22,10 +150,11 @@ void constructVirtualSites(const std::vector<VirtualSite>& sites, std::vector<Ve
     const Pbc pbc(box);
     for (const auto& v : sites)
     {
-        const DVec x0(x[v.from[0]]);
-        DVec       p = x0;
-        if (v.kind == VirtualSite::Kind::Linear)
+        DVec p;
+        if (v.kind == VirtualSite::Kind::Linear && v.from.size() > 4)
         {
+            const DVec x0(x[v.from[0]]);
+            p = x0;
             for (size_t k = 1; k < v.from.size(); k++)
             {
                 p += pbc.dx(DVec(x[v.from[k]]), x0) * v.weights[k];
@@ -33,8 +162,8 @@ void constructVirtualSites(const std::vector<VirtualSite>& sites, std::vector<Ve
         }
         else
         {
-            const DVec rij = pbc.dx(DVec(x[v.from[1]]), x0), rik = pbc.dx(DVec(x[v.from[2]]), x0);
-            p += rij * v.a + rik * v.b + crossD(rij, rik) * v.c;
+            const Frame fr = frameOf(v, x, pbc);
+            p              = fr.x0 + sitePosition(v, fr);
         }
         // the image nearest to where the site was: a site put in the box
         // apart from its atoms at a search step stays on that side
@@ -59,37 +188,41 @@ void spreadVirtualSiteForces(const std::vector<VirtualSite>& sites, const std::v
         const DVec  fv(f[v.site]);
         f[v.site]      = Vec3<real>();
         const DVec x0(x[v.from[0]]);
+        // positions relative to the site: x_k - x_site; the virial term is
+        // zero for a linear site where its atoms put it, not for the others
+        // (nor before the first placement of a continuation run)
+        const DVec site = pbc.dx(DVec(x[v.site]), x0);
         if (v.kind == VirtualSite::Kind::Linear)
         {
-            const DVec site = pbc.dx(DVec(x[v.site]), x0);
             for (size_t k = 0; k < v.from.size(); k++)
             {
                 const DVec fk = fv * v.weights[k];
                 f[v.from[k]] += Vec3<real>(fk);
                 if (virial)
                 {
-                    // zero when the site sits where its atoms put it; not
-                    // before the first update of a continuation run
                     const DVec rk = k == 0 ? DVec(0, 0, 0) : pbc.dx(DVec(x[v.from[k]]), x0);
                     addVirial(*virial, rk - site, fk);
                 }
             }
             continue;
         }
-        const DVec rij = pbc.dx(DVec(x[v.from[1]]), x0), rik = pbc.dx(DVec(x[v.from[2]]), x0);
-        const DVec fj  = fv * v.a + crossD(rik, fv) * v.c;
-        const DVec fk  = fv * v.b - crossD(rij, fv) * v.c;
-        const DVec fi  = fv - fj - fk;
+        const Frame fr = frameOf(v, x, pbc);
+        DVec        fk[3];
+        spreadNonlinear(v, fr, fv, fk);
+        DVec fi = fv;
+        for (size_t k = 1; k < v.from.size(); k++)
+        {
+            fi -= fk[k - 1];
+            f[v.from[k]] += Vec3<real>(fk[k - 1]);
+        }
         f[v.from[0]] += Vec3<real>(fi);
-        f[v.from[1]] += Vec3<real>(fj);
-        f[v.from[2]] += Vec3<real>(fk);
         if (virial)
         {
-            // positions relative to the site: x_k - x_site
-            const DVec site = pbc.dx(DVec(x[v.site]), x0);
-            addVirial(*virial, -site, fi);
-            addVirial(*virial, rij - site, fj);
-            addVirial(*virial, rik - site, fk);
+            addVirial(*virial, site * -1.0, fi);
+            for (size_t k = 1; k < v.from.size(); k++)
+            {
+                addVirial(*virial, fr.r[k - 1] - site, fk[k - 1]);
+            }
         }
     }
 }

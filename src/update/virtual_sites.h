@@ -5,7 +5,10 @@
  * update (construct), and the force on it is moved onto them before the
  * update (spread), f_k = (d x_site / d x_k)^T f_site, so that the
  * dynamics is that of the real atoms. Linear sites pass f_site on with
- * their weights; 3out adds the cross-product terms. Periodic images: the
+ * their weights; 3out adds the cross-product terms; the flexible-distance
+ * sites (2fd, 3fd, 3fad, 4fdn: a unit vector times a length) pass on the
+ * part of f_site normal to that vector through its derivative (see
+ * VirtualSite for the constructions). Periodic images: the
  * constructing atoms are taken as the images nearest to the first one, and
  * the site is put at the image nearest to its previous position (sites,
  * like atoms, are put in the box one by one at search steps).
@@ -13,7 +16,7 @@
  * The virial: the force routines computed it with the force acting at the
  * site; after spreading, the virial of the real atoms differs by
  * -1/2 sum_k (x_k - x_site) (x) f_k, which is added here (it is zero for a
- * linear site placed by its atoms, not for 3out, nor for a site read from a
+ * linear site placed by its atoms, not for the others, nor for a site read from a
  * file before its first placement), so the pressure is that of the real
  * atoms, as GROMACS computes it.
  */
