@@ -9,6 +9,7 @@ const char* energyTermName(EnergyTerm t)
     {
         case EnergyTerm::Bond: return "Bond";
         case EnergyTerm::G96Bond: return "G96Bond";
+        case EnergyTerm::ConnectBonds: return "Connect Bonds";
         case EnergyTerm::Angle: return "Angle";
         case EnergyTerm::G96Angle: return "G96Angle";
         case EnergyTerm::UreyBradley: return "U-B";

@@ -16,6 +16,7 @@ enum class EnergyTerm
 {
     Bond,
     G96Bond,
+    ConnectBonds,
     Angle,
     G96Angle,
     UreyBradley,

@@ -89,7 +89,8 @@ void forEachListedType(const ListedInteractions& g, ListedInteractions& l, Fn&& 
     fn(8, g.ryckaertBellemans, l.ryckaertBellemans);
     fn(9, g.pairs, l.pairs);
     fn(10, g.cmap, l.cmap);
-    l.cmapGrids = g.cmapGrids;
+    l.cmapGrids   = g.cmapGrids;
+    l.connections = g.connections;
 }
 
 /* Per-atom data of the listed atoms (parameters and names). */

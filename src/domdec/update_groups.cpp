@@ -132,6 +132,17 @@ UpdateGroups makeUpdateGroups(const Topology& top, const std::vector<Vec3<real>>
         // every search step checks that no atom goes beyond it
         u.maxRadius += kUpdateGroupRadiusMargin;
     }
+    if ((largest > 64 || u.maxRadius > 0.5) && !top.virtualSites.empty())
+    {
+        // pdb2gmx -vsite hydrogens: 3fd/4fdn hydrogens are built from atoms
+        // of neighbouring residues, which chains a backbone together
+        throw InputError(fmt::format(
+                "domain decomposition: {} atoms starting at {} are linked by constraints and virtual-site "
+                "constructions into one group of radius {:.2f} nm, too large to move between domains as a unit. "
+                "putmd keeps a virtual site on the rank of all its constructing atoms; sites built across residues "
+                "(pdb2gmx -vsite hydrogens) are not decomposed yet: run this system on one rank with threads (-nt)",
+                largest, top.describeAtom(u.atoms[u.start[largestGroup]]), u.maxRadius));
+    }
     if (largest > 64 || u.maxRadius > 0.5)
     {
         throw InputError(fmt::format(

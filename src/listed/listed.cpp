@@ -381,6 +381,7 @@ void computeListed(const ListedInteractions& l,
     if (!l.ryckaertBellemans.empty()) e.add(EnergyTerm::RyckaertBell, ryckaertBellemans(l.ryckaertBellemans, g, f));
     if (!l.impropers.empty()) e.add(EnergyTerm::ImproperDih, harmonicImpropers(l.impropers, g, f));
     if (!l.periodicImpropers.empty()) e.add(EnergyTerm::PerImpDih, periodicDihedrals(l.periodicImpropers, g, f));
+    if (l.connections) e.markPresent(EnergyTerm::ConnectBonds);
     if (!l.cmap.empty()) e.add(EnergyTerm::CmapDih, cmapTorsions(l.cmap, *l.cmapGrids, g, f));
     if (!l.pairs.empty())
     {
@@ -482,7 +483,8 @@ void ThreadedListed::compute(const ListedInteractions& l, const ListedSettings& 
             shareOf(l.ryckaertBellemans, t, nt, &p.ryckaertBellemans);
             shareOf(l.pairs, t, nt, &p.pairs);
             shareOf(l.cmap, t, nt, &p.cmap);
-            p.cmapGrids = l.cmapGrids;
+            p.cmapGrids   = l.cmapGrids;
+            p.connections = l.connections;
         }
         splitOf_ = &l;
         range_   = listedAtomRange(l);

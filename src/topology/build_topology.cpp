@@ -1,4 +1,5 @@
 #include "topology/build_topology.h"
+#include "topology/virtual_site_parameters.h"
 
 #include <algorithm>
 #include <cmath>
@@ -91,10 +92,18 @@ public:
 
     ResolvedMolecule resolve();
 
+    std::vector<double> lookupBonded(const char* table, InteractionKind k, const Interaction& it) const;
+    /* constraints = h-bonds / all-bonds turns this [ bonds ] line into a constraint */
+    bool bondBecomesConstraint(const Interaction& it) const
+    {
+        return constraintsMode_ == ConstraintsMode::AllBonds
+               || (constraintsMode_ == ConstraintsMode::HBonds
+                   && (isHydrogen(mol_.atoms[it.atoms[0]]) || isHydrogen(mol_.atoms[it.atoms[1]])));
+    }
+
 private:
     const AtomType& type(int local) const { return *ff_.atomType(mol_.atoms[local].type); }
     std::string     bondedTypes(const Interaction& it) const;
-    std::vector<double> lookupBonded(const char* table, InteractionKind k, const Interaction& it) const;
     void bonds(ResolvedMolecule& r) const;
     void angles(ResolvedMolecule& r) const;
     void dihedrals(ResolvedMolecule& r) const;
@@ -145,14 +154,12 @@ void MoleculeResolver::bonds(ResolvedMolecule& r) const
     {
         if (it.func == 5)
         {
+            r.listed.connections = true;
             continue; // a connection: bonded graph only
         }
         const auto p = lookupBonded("bondtypes", InteractionKind::Bonds, it);
         const int  i = it.atoms[0], j = it.atoms[1];
-        const bool toConstraint = constraintsMode_ == ConstraintsMode::AllBonds
-                                  || (constraintsMode_ == ConstraintsMode::HBonds
-                                      && (isHydrogen(mol_.atoms[i]) || isHydrogen(mol_.atoms[j])));
-        if (toConstraint)
+        if (bondBecomesConstraint(it))
         {
             r.constraints.push_back({ i, j, p[0] });
             continue;
@@ -285,50 +292,46 @@ void MoleculeResolver::virtualSites(ResolvedMolecule& r) const
         v.from.assign(it.atoms.begin() + 1, it.atoms.end());
         r.virtualSites.push_back(std::move(v));
     };
-    auto needParams = [&](const Interaction& it, InteractionKind k) {
-        if (it.params.empty())
-        {
-            throw InputError(it.where, std::string("[ ") + directiveName(k)
-                                               + " ] needs its parameters on the line (putmd has no virtual-site types)");
-        }
-    };
+    // parameters are on every line by now (prepareVirtualSites)
     for (const auto& it : mol_.list(InteractionKind::VirtualSites2))
     {
-        needParams(it, InteractionKind::VirtualSites2);
-        if (it.func != 1)
-        {
-            throw InputError(it.where, "[ virtual_sites2 ] function 2 (2fd) is not implemented yet; supported: 1");
-        }
         VirtualSite v;
-        v.weights = { 1 - it.params[0], it.params[0] };
+        if (it.func == 1)
+        {
+            v.weights = { 1 - it.params[0], it.params[0] };
+        }
+        else
+        {
+            v.kind = VirtualSite::Kind::Fd2;
+            v.a    = it.params[0];
+        }
         add(it, v);
     }
     for (const auto& it : mol_.list(InteractionKind::VirtualSites3))
     {
-        needParams(it, InteractionKind::VirtualSites3);
         VirtualSite v;
-        if (it.func == 1)
+        const auto& p = it.params;
+        switch (it.func)
         {
-            v.weights = { 1 - it.params[0] - it.params[1], it.params[0], it.params[1] };
-        }
-        else if (it.func == 4)
-        {
-            v.kind = VirtualSite::Kind::Out3;
-            v.a    = it.params[0];
-            v.b    = it.params[1];
-            v.c    = it.params[2];
-        }
-        else
-        {
-            throw InputError(it.where, "[ virtual_sites3 ] function " + std::to_string(it.func) + (it.func == 2 ? " (3fd)" : " (3fad)")
-                                               + " is not implemented yet; supported: 1 (3) and 4 (3out)");
+            case 1: v.weights = { 1 - p[0] - p[1], p[0], p[1] }; break;
+            case 2: v.kind = VirtualSite::Kind::Fd3; v.a = p[0]; v.b = p[1]; break;
+            case 3:
+                v.kind = VirtualSite::Kind::Fad3;
+                v.a    = p[1] * std::cos(deg * p[0]);
+                v.b    = p[1] * std::sin(deg * p[0]);
+                break;
+            default: v.kind = VirtualSite::Kind::Out3; v.a = p[0]; v.b = p[1]; v.c = p[2]; break;
         }
         add(it, v);
     }
     for (const auto& it : mol_.list(InteractionKind::VirtualSites4))
     {
-        throw InputError(it.where, "[ virtual_sites4 ] function 2 (4fdn) is not implemented yet (as in pdb2gmx -vsite "
-                                   "hydrogens topologies); putmd has virtual_sites2 1, virtual_sites3 1 and 4, virtual_sitesn");
+        VirtualSite v;
+        v.kind = VirtualSite::Kind::Fdn4;
+        v.a    = it.params[0];
+        v.b    = it.params[1];
+        v.c    = it.params[2];
+        add(it, v);
     }
     for (const auto& it : mol_.list(InteractionKind::VirtualSitesN))
     {
@@ -355,6 +358,13 @@ void MoleculeResolver::virtualSites(ResolvedMolecule& r) const
     for (size_t a = 0; a < mol_.atoms.size(); a++)
     {
         const AtomType* t = ff_.atomType(mol_.atoms[a].type);
+        if (t->ptype == 'A' && !constructed[a] && !(mol_.atoms[a].mass > 0))
+        {
+            throw InputError(mol_.atoms[a].where, fmt::format("atom {} ({}) has mass {}; the mass of an atom must be "
+                                                              "positive (mass 0 only for a virtual site, which a "
+                                                              "[ virtual_sites* ] line must construct)",
+                                                              a + 1, mol_.atoms[a].name, mol_.atoms[a].mass));
+        }
         if ((t->ptype == 'V' || t->ptype == 'D') && !constructed[a])
         {
             throw InputError(mol_.atoms[a].where, "atom " + std::to_string(a + 1) + " (" + mol_.atoms[a].name
@@ -641,6 +651,7 @@ namespace
 
 void appendListed(ListedInteractions& dst, const ListedInteractions& src, int offset)
 {
+    dst.connections = dst.connections || src.connections;
     appendShifted(dst.bonds, src.bonds, offset);
     appendShifted(dst.g96Bonds, src.g96Bonds, offset);
     appendShifted(dst.angles, src.angles, offset);
@@ -726,7 +737,13 @@ Topology buildTopology(const TopologyFile& file, ConstraintsMode constraintsMode
         }
         if (!resolved.count(block.name))
         {
-            resolved.emplace(block.name, MoleculeResolver(file.ff, *mol, constraintsMode).resolve());
+            // grompp's virtual-site step first: parameters for the sites
+            // without them, constant bonded terms removed
+            const MoleculeResolver raw(file.ff, *mol, constraintsMode);
+            const MoleculeType     prepared = prepareVirtualSites(
+                    *mol, [&](const char* table, InteractionKind k, const Interaction& it) { return raw.lookupBonded(table, k, it); },
+                    [&](const Interaction& it) { return raw.bondBecomesConstraint(it); });
+            resolved.emplace(block.name, MoleculeResolver(file.ff, prepared, constraintsMode).resolve());
         }
         for (const auto& a : mol->atoms)
         {

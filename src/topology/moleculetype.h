@@ -37,6 +37,7 @@ struct Interaction
     int                 func = 0;
     std::vector<double> params; // empty: look up in the type tables
     SourceLocation      where;
+    bool                swapParity = false; // virtual_sites3 -3/-4: mirrored construction
 };
 
 struct MoleculeType

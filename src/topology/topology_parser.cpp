@@ -78,7 +78,7 @@ const std::vector<FuncSpec>& funcSpecs(InteractionKind k)
     // harmonic: fx fy fz (and the B state); flat-bottomed: geometry r k
     static const std::vector<FuncSpec> posres      = { { 1, { 3, 6 } }, { 2, { 3 } } };
     static const std::vector<FuncSpec> cmap        = { { 1, { 0 } } };
-    // virtual sites: 2 (a), 3 (a b), 3out (a b c); 2fd, 3fd, 3fad, 4fdn parse, then are refused
+    // virtual sites: 2 (a), 2fd (a), 3 (a b), 3fd (a b), 3fad (theta d), 3out (a b c), 4fdn (a b c)
     static const std::vector<FuncSpec> vsite2      = { { 1, { 1 } }, { 2, { 1 } } };
     static const std::vector<FuncSpec> vsite3      = { { 1, { 2 } }, { 2, { 2 } }, { 3, { 2 } }, { 4, { 3 } } };
     static const std::vector<FuncSpec> vsite4      = { { 2, { 3 } } };
@@ -513,11 +513,13 @@ void TopologyParser::atoms(const std::vector<std::string>& tok, const SourceLoca
     a.charge        = tok.size() > 6 ? parseDouble(tok[6], at, "the charge") : type->charge;
     a.mass          = tok.size() > 7 ? parseDouble(tok[7], at, "the mass") : type->mass;
     a.where         = at;
-    if (type->ptype == 'A' && a.mass <= 0)
+    if (type->ptype == 'A' && a.mass < 0)
     {
         throw InputError(at, "atom " + tok[0] + " (" + a.name + ") has mass " + std::to_string(a.mass)
                                      + (tok.size() > 7 ? "" : " (from its atom type)") + "; the mass of an atom must be positive");
     }
+    // mass 0: allowed for an atom a [ virtual_sites* ] line constructs
+    // (pdb2gmx -vsite); the topology builder checks that one does
     if (tok.size() > 5)
     {
         parseInt(tok[5], at, "the charge group number");
@@ -570,6 +572,19 @@ void TopologyParser::interaction(const std::vector<std::string>& tok, const Sour
     }
     it.func   = parseIntField(tok[n], at, "the function type");
     it.params = parseParams(tok, n + 1, at);
+    if (it.func < 0)
+    {
+        // pdb2gmx writes -3 and -4: the mirror-image construction (grompp
+        // flips it when it generates the parameters)
+        if (k != InteractionKind::VirtualSites3 || (it.func != -3 && it.func != -4))
+        {
+            throw InputError(at, "[ " + directive_ + " ] function type " + tok[n]
+                                         + " is negative; negative types (mirrored construction) exist only "
+                                           "for [ virtual_sites3 ] 3 (3fad) and 4 (3out)");
+        }
+        it.func       = -it.func;
+        it.swapParity = true;
+    }
     checkFunc(k, it.func, it.params.size(), false, at, directive_);
     it.where = at;
     mol.list(k).push_back(std::move(it));

@@ -4,12 +4,12 @@
 #
 # usage: tests/reference/build_systems.sh [NAME ...]
 #   NAME: peptide-charmm27-cubic | peptide-gromos-cubic | peptide-amber-triclinic
-#         | peptide-oplsaa-cubic | peptide-gromos-charged
-#   (default: all five).  Output: tests/data/systems/NAME/.
+#         | peptide-oplsaa-cubic | peptide-amber-vsites | peptide-gromos-charged
+#   (default: all six).  Output: tests/data/systems/NAME/.
 #   Scratch work goes to $WORK (default /tmp/refbuild/NAME).
 #
 # Per system: make_peptide.py (heavy-atom PDB, alpha helix) -> gmx pdb2gmx
-# -ignh -> gmx editconf (1.0 nm padding) -> gmx solvate -> gmx genion
+# -ignh (peptide-amber-vsites: -vsite hydrogens) -> gmx editconf (1.0 nm padding) -> gmx solvate -> gmx genion
 # (neutralise, NaCl for the CHARMM system) -> steepest descent -> 5000 steps
 # (10 ps) NVT at 300 K with h-bond constraints -> conf.gro (with velocities,
 # molecules whole) -> make_reference.sh.
@@ -36,12 +36,13 @@ if ! command -v gmx >/dev/null 2>&1 || ! command -v gmx_d >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y gromacs
 fi
 
-# name | sequence | force field | water | box type | genion extra
+# name | sequence | force field | water | box type | genion extra | pdb2gmx extra
 SYSTEMS="
-peptide-charmm27-cubic|ASKDF|charmm27|tip3p|cubic|-conc 0.15
-peptide-gromos-cubic|KVFSK|gromos54a7|spc|cubic|
-peptide-amber-triclinic|GSDNAE|amber99sb-ildn|tip3p|dodecahedron|
-peptide-oplsaa-cubic|ALKVS|oplsaa|tip3p|cubic|
+peptide-charmm27-cubic|ASKDF|charmm27|tip3p|cubic|-conc 0.15|
+peptide-gromos-cubic|KVFSK|gromos54a7|spc|cubic||
+peptide-amber-triclinic|GSDNAE|amber99sb-ildn|tip3p|dodecahedron||
+peptide-oplsaa-cubic|ALKVS|oplsaa|tip3p|cubic||
+peptide-amber-vsites|KFSALTQ|amber99sb-ildn|tip3p|cubic||-vsite hydrogens
 "
 # name | base system (its ions are removed)
 DERIVED="
@@ -64,7 +65,7 @@ MDP
 }
 
 build() {
-    local name=$1 seq=$2 ff=$3 water=$4 bt=$5 ionopt=$6
+    local name=$1 seq=$2 ff=$3 water=$4 bt=$5 ionopt=$6 p2gopt=$7
     local w=$WORKROOT/$name out=$DEST/$name
     echo "=== $name: $seq, $ff/$water, $bt box"
     rm -rf "$w"; mkdir -p "$w"; cd "$w"
@@ -76,11 +77,13 @@ build() {
     python3 "$HERE/make_peptide.py" "$seq" peptide.pdb
     local cmapopt=""
     [ "$ff" = charmm27 ] && cmapopt="-nocmap"
-    gmx pdb2gmx -f peptide.pdb -ff "$ff" -water "$water" -ignh $cmapopt \
+    gmx pdb2gmx -f peptide.pdb -ff "$ff" -water "$water" -ignh $cmapopt $p2gopt \
         -o protein.gro -p topol.top -i posre.itp > pdb2gmx.log 2>&1
     grep -q '^\[ *cmap *\]' topol.top && { echo "cmap in topology" >&2; exit 1; }
-    # putmd has no virtual sites (e.g. TIP4P): refuse them
-    grep -qiE '^\[ *(virtual_sites|dummies)' topol.top && { echo "virtual sites in topology" >&2; exit 1; }
+    # virtual sites only where asked for (-vsite hydrogens)
+    if [ -z "$p2gopt" ] && grep -qiE '^\[ *(virtual_sites|dummies)' topol.top; then
+        echo "virtual sites in topology" >&2; exit 1
+    fi
     gmx editconf -f protein.gro -o boxed.gro -c -d 1.0 -bt "$bt" > editconf.log 2>&1
     gmx solvate -cp boxed.gro -cs spc216.gro -p topol.top -o solvated.gro > solvate.log 2>&1
     { echo "integrator = steep"; echo "nsteps = 0"; common_mdp; } > ions.mdp
@@ -185,10 +188,10 @@ selected() {
 for n in "$@"; do
     printf '%s\n%s\n' "$SYSTEMS" "$DERIVED" | grep -q "^$n|" || { echo "unknown system: $n" >&2; exit 1; }
 done
-echo "$SYSTEMS" | while IFS='|' read -r name seq ff water bt ionopt; do
+echo "$SYSTEMS" | while IFS='|' read -r name seq ff water bt ionopt p2gopt; do
     [ -n "$name" ] || continue
     selected "$name" || continue
-    ( build "$name" "$seq" "$ff" "$water" "$bt" "$ionopt" ) || exit 1
+    ( build "$name" "$seq" "$ff" "$water" "$bt" "$ionopt" "$p2gopt" ) || exit 1
 done
 echo "$DERIVED" | while IFS='|' read -r name base; do
     [ -n "$name" ] || continue
