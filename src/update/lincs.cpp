@@ -20,7 +20,38 @@ struct LincsWork
     std::vector<double> s;    // 1 / sqrt(1/m_i + 1/m_j)
     std::vector<double> a;    // coupling matrix A, parallel to BondConstraintSet::coupled
     std::vector<double> rhs, sol, tmp;
+    // constraints in rigid triangles and, parallel to coupled, whether a
+    // coupling joins two constraints of one triangle
+    std::vector<int>  triangles;
+    std::vector<char> inTriangle;
 };
+
+/* A coupling c-k is in a triangle when k is coupled to a third constraint
+ * through the atom of c that k does not share (as GROMACS finds them). */
+void findTriangles(const BondConstraintSet& set, LincsWork& w)
+{
+    w.inTriangle.assign(set.coupled.size(), 0);
+    w.triangles.clear();
+    for (int c = 0; c < set.size(); c++)
+    {
+        bool any = false;
+        for (int e = set.coupleStart[c]; e < set.coupleStart[c + 1]; e++)
+        {
+            const int k   = set.coupled[e];
+            const int end = (set.ai[c] == set.ai[k] || set.ai[c] == set.aj[k]) ? set.aj[c] : set.ai[c];
+            for (int e2 = set.coupleStart[k]; e2 < set.coupleStart[k + 1] && !w.inTriangle[e]; e2++)
+            {
+                const int kk = set.coupled[e2];
+                w.inTriangle[e] = kk != c && kk != k && (set.ai[kk] == end || set.aj[kk] == end);
+            }
+            any = any || w.inTriangle[e];
+        }
+        if (any)
+        {
+            w.triangles.push_back(c);
+        }
+    }
+}
 
 LincsWork prepare(const BondConstraintSet& set, const ConstraintGeometry& g)
 {
@@ -43,6 +74,7 @@ LincsWork prepare(const BondConstraintSet& set, const ConstraintGeometry& g)
     w.rhs.resize(n);
     w.sol.resize(n);
     w.tmp.resize(n);
+    findTriangles(set, w);
     return w;
 }
 
@@ -64,6 +96,30 @@ void expand(const BondConstraintSet& set, LincsWork& w, int order)
         }
         std::swap(w.rhs, w.tmp);
         for (int c = 0; c < n; c++)
+        {
+            w.sol[c] += w.rhs[c];
+        }
+    }
+    // rigid triangles (a CH3/NH3 group's dummy masses and their heavy atom,
+    // angle constraints) couple with eigenvalues near 0.7 instead of 0.4:
+    // as GROMACS, `order` more terms for their constraints, within each
+    // triangle only
+    for (int pass = 0; pass < order && !w.triangles.empty(); pass++)
+    {
+        for (int c : w.triangles)
+        {
+            double sum = 0;
+            for (int e = set.coupleStart[c]; e < set.coupleStart[c + 1]; e++)
+            {
+                if (w.inTriangle[e])
+                {
+                    sum += w.a[e] * w.rhs[set.coupled[e]];
+                }
+            }
+            w.tmp[c] = sum;
+        }
+        std::swap(w.rhs, w.tmp);
+        for (int c : w.triangles)
         {
             w.sol[c] += w.rhs[c];
         }

@@ -14,9 +14,9 @@
  * the previous pass reached projection d; since l is the actual length the
  * only fixed point is the constrained one, and each pass also shrinks the
  * expansion's truncation error by a factor of order the rotation angle
- * squared). Coupled triangles get no special
- * treatment (GROMACS doubles the order there): use SETTLE for water and
- * higher orders for angle constraints.
+ * squared). Constraints in rigid triangles (couplings with eigenvalues
+ * near 0.7) get `order` more terms from their own triangle's couplings, as
+ * GROMACS does; water should still use SETTLE.
  *
  * After the last pass, any constraint whose vector rotated by more than 30
  * degrees from its start-of-step direction (or whose result is not finite)
