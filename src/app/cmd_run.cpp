@@ -172,46 +172,47 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
     {
         std::cerr << "warning: " << w << "\n";
     }
-    if (in.mdp.integrator == Integrator::Steep)
+    const bool steep = in.mdp.integrator == Integrator::Steep;
+    ParallelSetup parallel;
+    if (comm::Communicator::worldSize() > 1 || run.useDd)
     {
-        if (comm::Communicator::worldSize() > 1 || run.useDd)
+        if (steep && opt.get("npme") != "auto" && opt.get("npme") != "0")
         {
-            throw InputError(in.mdp.where("integrator"), "energy minimisation (steep) runs on one rank; run it without "
-                                                         "mpirun and without -dd");
+            throw InputError("putmd run: --npme " + opt.get("npme") + ": energy minimisation (steep) runs without "
+                             "separate PME ranks; leave --npme out (or give 0)");
         }
+        ParallelRequest request;
+        request.backend   = *backend;
+        request.npme      = steep ? "0" : opt.get("npme");
+        request.transpose = opt.get("fft-transpose");
+        request.ddGrid    = run.dd.grid;
+        parallel          = setUpParallelRun(in, request);
+        if (parallel.world->rank() == 0)
+        {
+            std::cout << parallel.description << "\n";
+        }
+        if (parallel.isPmeRank())
+        {
+            runPmeRankOf(in, parallel, run.numThreads);
+            return 0;
+        }
+        run.comm      = &parallel.pp();
+        run.world     = parallel.world.get();
+        run.pme       = parallel.layout;
+        run.transpose = parallel.transpose;
+        run.pmeChoice = parallel.description;
+    }
+    else if (opt.get("npme") != "auto" && opt.get("npme") != "0")
+    {
+        throw InputError("putmd run: --npme " + opt.get("npme")
+                         + " needs several ranks (start putmd under mpirun with more ranks than PME ranks)");
+    }
+    if (steep)
+    {
         minimize(in, run);
     }
     else
     {
-        ParallelSetup parallel;
-        if (comm::Communicator::worldSize() > 1 || run.useDd)
-        {
-            ParallelRequest request;
-            request.backend   = *backend;
-            request.npme      = opt.get("npme");
-            request.transpose = opt.get("fft-transpose");
-            request.ddGrid    = run.dd.grid;
-            parallel          = setUpParallelRun(in, request);
-            if (parallel.world->rank() == 0)
-            {
-                std::cout << parallel.description << "\n";
-            }
-            if (parallel.isPmeRank())
-            {
-                runPmeRankOf(in, parallel, run.numThreads);
-                return 0;
-            }
-            run.comm      = &parallel.pp();
-            run.world     = parallel.world.get();
-            run.pme       = parallel.layout;
-            run.transpose = parallel.transpose;
-            run.pmeChoice = parallel.description;
-        }
-        else if (opt.get("npme") != "auto" && opt.get("npme") != "0")
-        {
-            throw InputError("putmd run: --npme " + opt.get("npme")
-                             + " needs several ranks (start putmd under mpirun with more ranks than PME ranks)");
-        }
         runMd(in, run);
     }
     if (comm::Communicator::worldRank() == 0)

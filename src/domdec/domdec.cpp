@@ -131,6 +131,10 @@ void DomainDecomposition::distribute(const std::vector<RVec>& x, const std::vect
     const Pbc pbc(box);
     xHome.clear();
     vHome.clear();
+    for (int a : globalIndex_) // home and halo of a previous partition (minimisation distributes every step)
+    {
+        firstCopy_[a] = -1;
+    }
     globalIndex_.clear();
     homeGroupStart_.assign(1, 0);
     std::vector<RVec> whole;

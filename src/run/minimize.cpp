@@ -3,9 +3,13 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <span>
 
 #include <fmt/format.h>
 
+#include "domdec/domdec.h"
+#include "fft/fft3d.h"
 #include "io/energy_file.h"
 #include "io/trajectory.h"
 #include "run/force_calculator.h"
@@ -70,7 +74,9 @@ MinimizeResult minimize(SystemInputs& in, const RunOptions& options)
     const double       rc = std::max(mdp.rcoulomb, mdp.rvdw);
     ForceCalculator    forces(top, mdp, in.coordinates.box, rc);
     const Box          box = in.coordinates.box;
-    MdLog              log(options.deffnm + ".log");
+    comm::Communicator* comm = options.comm;
+    const bool          root = !comm || comm->rank() == 0;
+    MdLog               log(root ? options.deffnm + ".log" : std::string());
     log.line(fmt::format("putmd {} ({} precision): steepest descent, emtol {} kJ/mol/nm, emstep {} nm, nsteps {}", PUTMD_VERSION,
                          precisionName(), mdp.emtol, mdp.emstep, nsteps));
     log.line("command: " + options.commandLine);
@@ -86,9 +92,56 @@ MinimizeResult minimize(SystemInputs& in, const RunOptions& options)
         constraints.apply(x, xc, nullptr, 1.0, box, nullptr);
         x = xc;
     }
+    // On several ranks the forces are decomposed: every evaluation
+    // partitions the trial coordinates afresh (minimisation moves atoms by
+    // up to emstep per step), the ranks compute their domains' forces, and
+    // the summed energies and gathered forces go to every rank. The
+    // minimiser's own work (the move, constraints, virtual sites) is
+    // replicated on every rank, on the same bits, so all ranks take the same
+    // decisions.
+    std::unique_ptr<DomainDecomposition> dd;
+    if (comm)
+    {
+        dd = std::make_unique<DomainDecomposition>(*comm, top, x, box, rc, options.dd);
+        ForceCalculator::ParallelPme ppme;
+        ppme.transpose   = options.transpose;
+        ppme.fftPlanning = FftPlanning::Estimate;
+        forces.setDomainDecomposition(dd.get(), comm, ppme);
+        log.line(fmt::format("domain decomposition: {} ranks, grid {}; the forces are decomposed, the minimiser's "
+                             "O(N) work is done on every rank",
+                             comm->size(), describeGrid(dd->grid())));
+    }
+    auto computeForces = [&](const std::vector<RVec>& pos, ForceOutput& out) {
+        if (!dd)
+        {
+            forces.compute(pos, box, true, false, out);
+            return;
+        }
+        std::vector<RVec> xHome, vHome;
+        dd->distribute(pos, {}, box, xHome, vHome);
+        ForceOutput local;
+        forces.compute(xHome, box, true, false, local);
+        std::vector<double> e;
+        for (int t = 0; t < numEnergyTerms; t++)
+        {
+            e.push_back(local.energies.value[t]);
+            e.push_back(local.energies.present[t] ? 1.0 : 0.0);
+        }
+        comm->sumInRankOrder(comm::Phase::Energies, e);
+        out.energies = EnergyTerms();
+        for (int t = 0; t < numEnergyTerms; t++)
+        {
+            out.energies.value[t]   = e[2 * t];
+            out.energies.present[t] = e[2 * t + 1] > 0;
+        }
+        out.energies.sumPotential();
+        out.f = dd->gatherHome(local.f);
+        out.f.resize(pos.size());
+        comm->broadcast(comm::Phase::Setup, std::as_writable_bytes(std::span(out.f)));
+    };
     auto evaluate = [&](const std::vector<RVec>& pos) {
         Evaluation e;
-        forces.compute(pos, box, true, false, e.out);
+        computeForces(pos, e.out);
         projectForces(constraints, pos, box, top.mass, e.out.f);
         for (int i = 0; i < top.numAtoms; i++)
         {
@@ -101,13 +154,17 @@ MinimizeResult minimize(SystemInputs& in, const RunOptions& options)
         }
         return e;
     };
-    EnergyFile csv(options.deffnm + ".csv", { "Potential", "Fmax", "Fmax atom", "Step size" });
+    std::optional<EnergyFile> csv;
+    if (root)
+    {
+        csv.emplace(options.deffnm + ".csv", std::vector<std::string>{ "Potential", "Fmax", "Fmax atom", "Step size" });
+    }
     constructVirtualSites(top.virtualSites, x, box);
     Evaluation current  = evaluate(x);
     double     stepsize = mdp.emstep;
     MinimizeResult result;
     long       step = 0;
-    csv.write(0, 0, { current.out.energies[EnergyTerm::Potential], current.fmax, double(current.fmaxAtom + 1), stepsize });
+    if (csv) csv->write(0, 0, { current.out.energies[EnergyTerm::Potential], current.fmax, double(current.fmaxAtom + 1), stepsize });
     while (step < nsteps && current.fmax >= mdp.emtol && current.fmax > 0)
     {
         std::vector<RVec> trial(x.size());
@@ -141,7 +198,7 @@ MinimizeResult minimize(SystemInputs& in, const RunOptions& options)
             x.swap(trial);
             current = std::move(next);
             stepsize *= 1.2;
-            csv.write(step, step, { current.out.energies[EnergyTerm::Potential], current.fmax, double(current.fmaxAtom + 1), stepsize });
+            if (csv) csv->write(step, step, { current.out.energies[EnergyTerm::Potential], current.fmax, double(current.fmaxAtom + 1), stepsize });
         }
         else
         {
@@ -162,8 +219,10 @@ MinimizeResult minimize(SystemInputs& in, const RunOptions& options)
                          mdp.emtol, step));
     log.line(fmt::format("Potential Energy  = {:.8e}", result.potential));
     log.line(fmt::format("Maximum force     = {:.8e} on {}", result.maxForce, top.describeAtom(result.maxForceAtom)));
-    std::vector<RVec> none;
-    writeGro(options.deffnm + ".gro", top.systemName, in.coordinates.atoms, x, nullptr, box);
+    if (root)
+    {
+        writeGro(options.deffnm + ".gro", top.systemName, in.coordinates.atoms, x, nullptr, box);
+    }
     return result;
 }
 

@@ -8,6 +8,11 @@
  * With constraints, forces are projected onto the constraint surface
  * before Fmax is measured. Writes NAME.log, NAME.csv (Potential and Fmax
  * per accepted step) and NAME.gro.
+ *
+ * On several ranks (options.comm) the force evaluations are decomposed:
+ * each partitions the trial coordinates afresh and gathers the forces and
+ * summed energies to every rank; the minimiser itself runs replicated, on
+ * the same bits everywhere, so every rank takes the same decisions.
  */
 #pragma once
 

@@ -13,9 +13,9 @@ velocities), with -r as the tutorial's grompp -r. Steps are shortened with
 Checks: every stage exits 0; the NVT and NPT stages report "Position
 Rest."; the restrained atoms' RMSD from their reference after NVT is below
 0.05 nm; the NPT and MD stages change the volume (the barostat runs); the
-final temperature is within 30 K of 300 K. With --ranks N > 1 the MD stages
-run under mpirun (domain decomposition); steep runs on one rank, as putmd's
-minimiser is not decomposed yet.
+final temperature is within 30 K of 300 K; steep lowers the potential.
+With --ranks N > 1 every stage runs under mpirun (domain decomposition;
+steep with decomposed force evaluations).
 """
 import argparse
 import csv
@@ -74,7 +74,7 @@ try:
                "-nsteps", str(args.steps), "-nt", "1"]
         if ref:
             cmd += ["-r", ref]
-        if args.ranks > 1 and name != "em":  # putmd's minimiser runs on one rank (not decomposed yet)
+        if args.ranks > 1:
             cmd = args.mpirun.split() + ["-np", str(args.ranks)] + cmd
         r = subprocess.run(cmd, cwd=work, env=ENV, capture_output=True, text=True, timeout=1200)
         if r.returncode != 0:
@@ -92,6 +92,8 @@ try:
             print(f", volume {v0:.4f} -> {v1:.4f} nm^3", end="")
             if v0 == v1:
                 fail(f"stage {name}: the volume did not change: the barostat did not run")
+        if name == "em" and not float(last["Potential"]) < float(first["Potential"]):
+            fail(f"stage em: the potential did not go down ({first['Potential']} -> {last['Potential']})")
         if name != "em":
             t = float(last["Temperature"])
             print(f", T {t:.1f} K", end="")
