@@ -45,6 +45,15 @@ std::string toJson(const SystemInputs& in, const SinglePointResult& r)
         }
     }
     j["energies"] = e;
+    if (!r.groupTermNames.empty())
+    {
+        nlohmann::ordered_json g = nlohmann::ordered_json::object();
+        for (size_t k = 0; k < r.groupTermNames.size(); k++)
+        {
+            g[r.groupTermNames[k]] = r.groupTerms[k];
+        }
+        j["group_energies"] = g;
+    }
     nlohmann::ordered_json f = nlohmann::ordered_json::array();
     for (const auto& v : r.forces)
     {
@@ -80,6 +89,10 @@ void printTable(const SystemInputs& in, const SinglePointResult& r)
     if (in.mdp.dispCorr == DispCorr::EnerPres)
     {
         std::cout << fmt::format("{:<16} {:>24.10f}\n", "Pres. DC (bar)", r.dispCorrPressure);
+    }
+    for (size_t k = 0; k < r.groupTermNames.size(); k++)
+    {
+        std::cout << fmt::format("{:<16} {:>24.10f}\n", r.groupTermNames[k], r.groupTerms[k]);
     }
 }
 

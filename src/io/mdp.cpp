@@ -277,7 +277,7 @@ const std::map<std::string, Setter>& keyTable()
         { "electric-field-x", zerosOnly("electric fields are not implemented") },
         { "electric-field-y", zerosOnly("electric fields are not implemented") },
         { "electric-field-z", zerosOnly("electric fields are not implemented") },
-        { "energygrps", onlyValue({ "", "System" }, "energy groups are not implemented") },
+        { "energygrps", stringsSetter(&MdpOptions::energyGrps) },
     };
     return table;
 }

@@ -109,6 +109,7 @@ struct MdpOptions
     int    nstxoutCompressed    = 0;
     double compressedXPrecision = 1000;
     std::vector<std::string> compressedXGrps;
+    std::vector<std::string> energyGrps; // energy groups: group-pair energy terms (run/energy_groups.h)
 
     /* Where each key was set (normalised key -> file:line), for later errors
      * that involve several keys or the system (e.g. a cut-off longer than half

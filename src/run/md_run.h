@@ -28,6 +28,7 @@
 #include "io/energy_file.h"
 #include "run/force_calculator.h"
 #include "run/md_output.h"
+#include "run/energy_groups.h"
 #include "run/md_runner.h"
 #include "run/md_setup.h"
 #include "timing/stage_timer.h"
@@ -114,6 +115,7 @@ private:
     // domain decomposition (null on one rank without -dd)
     comm::Communicator*                  comm_ = nullptr;
     std::unique_ptr<DomainDecomposition> dd_;
+    EnergyGroups                         energyGroups_; // energygrps (one rank): group-pair terms in the outputs
     std::unique_ptr<PmeClient>           pmeClient_; // separate PME ranks
     bool                                 root_ = true; // writes the outputs
     ConstraintSettings                   constraintSettings_;

@@ -269,6 +269,13 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
         forces_->setDomainDecomposition(dd_.get(), comm_, ppme);
         root_ = comm_->rank() == 0;
     }
+    energyGroups_ = makeEnergyGroups(top_, mdp_.energyGrps, mdp_.where("energygrps"));
+    if (energyGroups_.active() && dd_)
+    {
+        throw InputError(mdp_.where("energygrps"), "energygrps: the group-pair energies are computed on one rank "
+                                                   "only for now; run without mpirun (with threads, -nt), or leave "
+                                                   "energygrps out");
+    }
     openOutputs();
 }
 
@@ -632,7 +639,12 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
         }
         else if (!energyFile_)
         {
-            const auto columns = energyColumns(e.terms, withDC);
+            auto columns = energyColumns(e.terms, withDC);
+            if (energyGroups_.active())
+            {
+                const auto g = energyGroups_.termNames();
+                columns.insert(columns.end(), g.begin(), g.end());
+            }
             energyFile_ = std::make_unique<EnergyFile>(options_.deffnm + ".csv", columns, appendEnergyFile_);
             edrFile_    = std::make_unique<EdrFile>(options_.deffnm + ".edr", columns, mdp_.dt, appendEdrFile_);
         }
@@ -640,7 +652,13 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
         row.pressureDC   = forces_->dispersionPressure(box_.volume());
         if (energyFile_)
         {
-            const auto values = energyRow(row, withDC);
+            auto values = energyRow(row, withDC);
+            if (energyGroups_.active())
+            {
+                // a separate plain pass, on the written steps only
+                const auto g = computeEnergyGroupTerms(energyGroups_, top_, forces_->interactionConst(), box_, x_);
+                values.insert(values.end(), g.begin(), g.end());
+            }
             energyFile_->write(step, mdp_.tinit + step * mdp_.dt, values);
             edrFile_->write(step, mdp_.tinit + step * mdp_.dt, values);
         }

@@ -1,4 +1,5 @@
 #include "run/single_point.h"
+#include "run/energy_groups.h"
 
 #include <algorithm>
 #include <cmath>
@@ -68,6 +69,12 @@ SinglePointResult computeSinglePoint(const Topology& top, const MdpOptions& mdp,
     // their forces on their atoms
     spreadVirtualSiteForces(top.virtualSites, x, result.forces, box, nullptr);
     result.energies.sumPotential();
+    const EnergyGroups groups = makeEnergyGroups(top, mdp.energyGrps, mdp.where("energygrps"));
+    if (groups.active())
+    {
+        result.groupTermNames = groups.termNames();
+        result.groupTerms     = computeEnergyGroupTerms(groups, top, ic, box, x);
+    }
     for (int t = 0; t < numEnergyTerms; t++)
     {
         if (result.energies.present[t] && !std::isfinite(result.energies.value[t]))

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <vector>
 
 #include "core/box.h"
@@ -27,6 +28,9 @@ struct SinglePointResult
     std::array<int, 3>      pmeGrid{};        // zeros without PME
     double                  ewaldCoeff = 0;   // 1/nm, 0 without PME
     double                  dispCorrPressure = 0; // bar
+    // energygrps: the group-pair terms (run/energy_groups.h), names and values
+    std::vector<std::string> groupTermNames;
+    std::vector<double>      groupTerms;
 };
 
 /* coordinatesFile names the coordinates in errors about them (overlapping

@@ -21,6 +21,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -120,6 +121,45 @@ SinglePointResult compute(const ReferenceCase& c, const std::string& topology, S
     return r;
 }
 
+/* energygrps: the group-pair terms GROMACS wrote ("group_energies")
+ * against putmd's, the same set of names, each within tol relative or
+ * absTol absolute; none on either side without energy groups. (The JSON
+ * reader sorts the names; the order is checked by EnergyGroups.TermOrder.) */
+void expectGroupEnergies(const nlohmann::json& ref, const SinglePointResult& r, double tol, double absTol)
+{
+    if (!ref.contains("group_energies"))
+    {
+        EXPECT_TRUE(r.groupTermNames.empty()) << "putmd reports energy-group terms, GROMACS does not";
+        return;
+    }
+    std::map<std::string, double> mine;
+    for (size_t k = 0; k < r.groupTermNames.size(); k++)
+    {
+        mine[r.groupTermNames[k]] = r.groupTerms[k];
+    }
+    EXPECT_EQ(mine.size(), ref["group_energies"].size()) << "the number of energy-group terms";
+    // the mixed build sums thousands of pair energies in single precision:
+    // its absolute bar scales with the size of the kind's terms (LJ-SR:...)
+    std::map<std::string, double> kindScale;
+    for (const auto& [name, value] : ref["group_energies"].items())
+    {
+        kindScale[name.substr(0, name.find(':'))] += std::abs(value.get<double>());
+    }
+    for (const auto& [name, value] : ref["group_energies"].items())
+    {
+        auto it = mine.find(name);
+        if (it == mine.end())
+        {
+            ADD_FAILURE() << "putmd does not report the term '" << name << "'";
+            continue;
+        }
+        const double expected = value.get<double>(), got = it->second;
+        const double bar = PUTMD_DOUBLE ? absTol : std::max(absTol, tol * kindScale[name.substr(0, name.find(':'))]);
+        EXPECT_TRUE(std::abs(got - expected) <= tol * std::abs(expected) || std::abs(got - expected) <= bar)
+                << name << ": putmd " << got << ", GROMACS " << expected;
+    }
+}
+
 constexpr double kExactTermTolerance  = 5e-8; // measured: 1e-9 to 2.1e-8 (GROMACS tabulates 1-4 pairs)
 constexpr double kExactForceTolerance = 5e-8; // measured: 8e-11 to 6e-9, 2.1e-8 for 96k water (a pair at exactly rc)
 
@@ -166,6 +206,7 @@ TEST_P(ReferenceTest, EnergiesAndForcesMatchGromacs)
         }
         EXPECT_TRUE(found) << "putmd does not report the term '" << name << "'";
     }
+    expectGroupEnergies(ref, r, termTol, 1e-4);
     for (int t = 0; t < numEnergyTerms; t++)
     {
         if (r.energies.present[t])
@@ -255,6 +296,7 @@ TEST_P(ReferenceTest, EnergiesAndForcesMatchExactGromacsEvaluation)
             }
         }
     }
+    expectGroupEnergies(exact, r, termTol, termTol);
     const double forceErr = relativeRmsForceError(r.forces, exact["forces"]);
     EXPECT_LT(forceErr, forceTol) << "RMS force difference relative to the RMS force";
     RecordProperty("worst_relative_energy_difference", std::to_string(worst));

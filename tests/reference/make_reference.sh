@@ -79,7 +79,8 @@ MDP
 }
 
 # energy_dp NAME: in the current folder, NAME.edr -> energy.xvg with every
-# term up to and including Potential (gmx_d energy -dp)
+# term up to and including Potential, then the energy-group pair terms if
+# the mdp has energygrps (gmx_d energy -dp)
 energy_dp() {
     # list the energy terms, select 1..Potential
     echo 0 | gmx_d energy -f "$1.edr" -o list.xvg > terms.log 2>&1 || true
@@ -97,7 +98,8 @@ for num, name in re.findall(r"(\d+)\s+(\S+)", block):
 pot = [k for k, v in terms.items() if v == "Potential"]
 if not pot:
     sys.exit("Potential not found in energy term list")
-print(" ".join(str(k) for k in sorted(terms) if 1 <= k <= pot[0]))
+# and the energy-group pair terms (energygrps: "Coul-SR:A-B", ...)
+print(" ".join(str(k) for k in sorted(terms) if 1 <= k <= pot[0] or ":" in terms[k]))
 PY
 )
     echo "$sel 0" | tr ' ' '\n' | gmx_d energy -f "$1.edr" -dp -o energy.xvg > energy.log 2>&1
@@ -212,7 +214,15 @@ assert len(rows) == 1, "expected one frame in energy.xvg"
 vals = [float(v) for v in rows[0][1:]]
 assert len(vals) == len(legends)
 energies = dict(zip(legends, vals))
-assert list(energies)[-1] == "Potential", list(energies)
+
+def split_groups(e):
+    """The terms up to Potential, and the energy-group pair terms after it."""
+    names = list(e)
+    last = names.index("Potential")
+    assert all(":" in k for k in names[last + 1:]), names
+    return {k: e[k] for k in names[:last + 1]}, {k: e[k] for k in names[last + 1:]}
+
+energies, group_energies = split_groups(energies)
 
 _, frows = xvg("force.xvg")
 assert len(frows) == 1
@@ -242,6 +252,8 @@ ref = {
     "energies": energies,
     "forces": forces,
 }
+if group_energies:
+    ref["group_energies"] = group_energies
 ver = open("mdrun.log").read()
 m = re.search(r"GROMACS version:\s+(\S+)", ver)
 if m and not m.group(1).startswith("2022.5"):
@@ -279,8 +291,9 @@ legends, rows = xvg("exact/energy.xvg")
 assert len(rows) == 1, "expected one frame in exact/energy.xvg"
 xvals = [float(v) for v in rows[0][1:]]
 assert len(xvals) == len(legends)
-xenergies = dict(zip(legends, xvals))
+xenergies, xgroups = split_groups(dict(zip(legends, xvals)))
 assert list(xenergies) == list(energies), (list(xenergies), list(energies))
+assert list(xgroups) == list(group_energies), (list(xgroups), list(group_energies))
 _, frows = xvg("exact/force.xvg")
 assert len(frows) == 1
 f = [float(v) for v in frows[0][1:]]
@@ -314,6 +327,9 @@ with open(outdir + "/forces-full.json", "w") as out:
     out.write('{"source": %s,\n "units": {"energy": "kJ/mol", "force": "kJ/mol/nm"},\n "natoms": %d,\n'
               ' "energies": {\n' % (json.dumps(source), natoms))
     out.write(",\n".join("  %s: %r" % (json.dumps(k), v) for k, v in xenergies.items()))
+    if xgroups:
+        out.write('\n },\n "group_energies": {\n')
+        out.write(",\n".join("  %s: %r" % (json.dumps(k), v) for k, v in xgroups.items()))
     out.write('\n },\n "forces": [\n')
     out.write(",\n".join("  [%r, %r, %r]" % tuple(v) for v in ffull))
     out.write("\n ]\n}\n")
