@@ -1,4 +1,5 @@
 #include "domdec/domdec.h"
+#include "update/virtual_sites.h"
 
 #include <algorithm>
 #include <cmath>
@@ -82,6 +83,7 @@ DomainDecomposition::DomainDecomposition(comm::Communicator& comm, const Topolog
     comm_(comm), global_(global), options_(options), rlist_(rlist), box_(box)
 {
     groups_       = makeUpdateGroups(global, x, box);
+    numSplitSites_ = std::count(groups_.splitSite.begin(), groups_.splitSite.end(), char(1));
     haloDistance_ = rlist + 2 * groups_.maxRadius;
     grid_         = chooseDdGrid(box, comm.size(), haloDistance_, options.grid);
     coord_        = grid_.coordinatesOf(comm.rank());
@@ -567,6 +569,94 @@ void DomainDecomposition::haloCoordinatesFinish(std::vector<RVec>& xLocal)
             }
         }
     }
+}
+
+void DomainDecomposition::haloForward(std::vector<RVec>& a)
+{
+    for (size_t p = 0; p < pulses_.size(); p++)
+    {
+        Pulse& pulse = *pulses_[p];
+        for (size_t k = 0; k < pulse.sendIndex.size(); k++)
+        {
+            std::byte* out = pulse.x->sendBuffer(static_cast<int>(k)).data();
+            for (int i : pulse.sendIndex[k])
+            {
+                std::memcpy(out, &a[i], kVectorBytes);
+                out += kVectorBytes;
+            }
+        }
+        pulse.x->start();
+        pulse.x->finish();
+        for (size_t k = 0; k < pulse.recvStart.size(); k++)
+        {
+            std::memcpy(&a[pulse.recvStart[k]], pulse.x->recvBuffer(static_cast<int>(k)).data(),
+                        size_t(pulse.recvCount[k]) * kVectorBytes);
+        }
+    }
+}
+
+void DomainDecomposition::constructSplitSites(std::vector<RVec>& xHome, const Box& box)
+{
+    if (numSplitSites_ == 0)
+    {
+        return;
+    }
+    const int nl = numLocal();
+    splitScratch_.resize(nl);
+    std::copy(xHome.begin(), xHome.begin() + numHome_, splitScratch_.begin());
+    haloCoordinatesStart(splitScratch_);
+    haloCoordinatesFinish(splitScratch_);
+    // the moves of the sites this rank computes, back to their home entries
+    splitForce_.assign(nl, RVec());
+    for (const auto& v : localSplitSites_)
+    {
+        splitForce_[v.site] = splitScratch_[v.site];
+    }
+    constructVirtualSites(localSplitSites_, splitScratch_, box);
+    for (const auto& v : localSplitSites_)
+    {
+        splitForce_[v.site] = splitScratch_[v.site] - splitForce_[v.site];
+    }
+    haloForces(splitForce_);
+    for (int a = 0; a < numHome_; a++)
+    {
+        const int k = vsiteOfAtom_[globalIndex_[a]];
+        if (k >= 0 && groups_.splitSite[k])
+        {
+            xHome[a] += splitForce_[a];
+        }
+    }
+}
+
+void DomainDecomposition::spreadSplitSiteForces(std::vector<RVec>& fLocal, const std::vector<RVec>& xLocal, const Box& box,
+                                                Matrix3* virial, StageTimers* timers)
+{
+    if (numSplitSites_ == 0)
+    {
+        return;
+    }
+    const int nl = numLocal();
+    // the total force on each site (summed on its home entry) to every copy
+    splitForce_.assign(nl, RVec());
+    for (int a = 0; a < numHome_; a++)
+    {
+        const int k = vsiteOfAtom_[globalIndex_[a]];
+        if (k >= 0 && groups_.splitSite[k])
+        {
+            splitForce_[a] = fLocal[a];
+            fLocal[a]      = RVec();
+        }
+    }
+    haloForward(splitForce_);
+    // the halo entries were summed home: from here they hold what the
+    // spreading puts on copies, which the second exchange brings home
+    std::fill(fLocal.begin() + numHome_, fLocal.begin() + nl, RVec());
+    for (const auto& v : localSplitSites_)
+    {
+        fLocal[v.site] = splitForce_[v.site];
+    }
+    spreadVirtualSiteForces(localSplitSites_, xLocal, fLocal, box, virial);
+    haloForces(fLocal, timers);
 }
 
 void DomainDecomposition::setBox(const Box& box)

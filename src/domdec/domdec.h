@@ -130,6 +130,27 @@ public:
      * rest (packing, sending, adding) to HaloForces, when timers is set. */
     void haloForces(std::vector<Vec3<real>>& fLocal, StageTimers* timers = nullptr);
 
+    /* Virtual sites built from atoms of several update groups (split sites,
+     * update_groups.h), such as pdb2gmx -vsite hydrogens' backbone
+     * hydrogens. Each is computed by exactly one rank, the one where the
+     * site and its atoms are mutually close with a zero AND of zone masks
+     * (the rule of the listed interactions), which has them all.
+     *
+     * constructSplitSites (after the update, on the new home coordinates):
+     * a halo exchange of the home coordinates, the computing rank places
+     * its sites in its local copies, and the moves go back to the sites'
+     * home entries by the reverse (force) exchange.
+     *
+     * spreadSplitSiteForces (after haloForces summed the forces on home
+     * entries): the total force on each site goes forward to every copy
+     * (unshifted), the computing rank spreads it onto its local copies of
+     * the atoms (and the virial), and a second reverse exchange brings the
+     * halo parts home. Sites keep no force. */
+    bool hasSplitSites() const { return numSplitSites_ > 0; }
+    void constructSplitSites(std::vector<Vec3<real>>& xHome, const Box& box);
+    void spreadSplitSiteForces(std::vector<Vec3<real>>& fLocal, const std::vector<Vec3<real>>& xLocal, const Box& box,
+                               Matrix3* virial, StageTimers* timers);
+
     /* Home values of every rank, in global atom order, on rank 0 (empty on
      * the others). */
     std::vector<Vec3<real>> gatherHome(const std::vector<Vec3<real>>& home) const;
@@ -185,6 +206,11 @@ private:
     long                             numListedGlobal_ = 0;
     std::vector<int>                 posresStart_, posres_; // restraints of each global atom (CSR)
     std::vector<int>                 vsiteOfAtom_;          // virtual site constructing each global atom, or -1
+    long                             numSplitSites_ = 0;
+    std::vector<VirtualSite>         localSplitSites_; // computed here: local copies of the site and its atoms
+    std::vector<Vec3<real>>          splitScratch_, splitForce_;
+    /* A forward halo exchange without the periodic shifts (for forces). */
+    void haloForward(std::vector<Vec3<real>>& a);
 
     Topology   localTop_;
     Topology   homeTop_;

@@ -236,14 +236,61 @@ void DomainDecomposition::buildLocalTopology(const Box& box)
         }
         assigned += static_cast<long>(local.size());
     });
+    // virtual sites built across update groups: computed where the site
+    // and its atoms are close with a zero AND of zone masks (as above)
+    if (!global_.virtualSites.empty() && vsiteOfAtom_.empty())
+    {
+        vsiteOfAtom_.assign(global_.numAtoms, -1);
+        for (size_t k = 0; k < global_.virtualSites.size(); k++)
+        {
+            vsiteOfAtom_[global_.virtualSites[k].site] = static_cast<int>(k);
+        }
+    }
+    localSplitSites_.clear();
+    if (numSplitSites_ > 0)
+    {
+        std::vector<std::pair<int, VirtualSite>> mine;
+        for (int a = 0; a < nl; a++)
+        {
+            const int k = vsiteOfAtom_[globalIndex_[a]];
+            if (k < 0 || !groups_.splitSite[k])
+            {
+                continue;
+            }
+            VirtualSite v    = global_.virtualSites[k];
+            int         mask = zone_[a];
+            bool        ok   = true;
+            v.site           = a;
+            for (auto& c : v.from)
+            {
+                c  = nearestCopy(c, a);
+                ok = ok && c >= 0;
+                if (ok)
+                {
+                    mask &= zone_[c];
+                }
+            }
+            if (ok && mask == 0)
+            {
+                mine.emplace_back(k, std::move(v));
+            }
+        }
+        std::sort(mine.begin(), mine.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        for (auto& [k, v] : mine)
+        {
+            localSplitSites_.push_back(std::move(v));
+        }
+        assigned += static_cast<long>(localSplitSites_.size());
+    }
+    // one collective for both checks
     const long total = comm_.sumLong(comm::Phase::Setup, assigned);
-    if (total != numListedGlobal_)
+    if (total != numListedGlobal_ + numSplitSites_)
     {
         throw SimulationError(fmt::format(
-                "domain decomposition: the ranks compute {} listed interactions, but the topology has {}; an "
-                "interaction spans more than the halo distance ({:.3f} nm). Use fewer ranks, or check the system "
-                "is not blowing up",
-                total, numListedGlobal_, haloDistance_));
+                "domain decomposition: the ranks compute {} listed interactions and virtual-site constructions, but "
+                "the topology has {}; an interaction spans more than the halo distance ({:.3f} nm). Use fewer ranks, "
+                "or check the system is not blowing up",
+                total, numListedGlobal_ + numSplitSites_, haloDistance_));
     }
 
     // position restraints go with their atom: the home copy computes them
@@ -282,22 +329,16 @@ void DomainDecomposition::buildLocalTopology(const Box& box)
     }
 
     // virtual sites whose site is home (their atoms are in its update group:
-    // home too), in the global construction order, at home indices
+    // home too), in the global construction order, at home indices; the
+    // split ones above
     localTop_.virtualSites.clear();
     if (!global_.virtualSites.empty())
     {
-        if (vsiteOfAtom_.empty())
-        {
-            vsiteOfAtom_.assign(global_.numAtoms, -1);
-            for (size_t k = 0; k < global_.virtualSites.size(); k++)
-            {
-                vsiteOfAtom_[global_.virtualSites[k].site] = static_cast<int>(k);
-            }
-        }
         std::vector<int> mine;
         for (int a = 0; a < numHome_; a++)
         {
-            if (vsiteOfAtom_[globalIndex_[a]] >= 0)
+            const int k = vsiteOfAtom_[globalIndex_[a]];
+            if (k >= 0 && !groups_.splitSite[k])
             {
                 mine.push_back(vsiteOfAtom_[globalIndex_[a]]);
             }

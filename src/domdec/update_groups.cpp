@@ -67,15 +67,39 @@ UpdateGroups makeUpdateGroups(const Topology& top, const std::vector<Vec3<real>>
         unite(parent, s.o, s.h1);
         unite(parent, s.o, s.h2);
     }
-    // a virtual site lives with the atoms that place it
-    for (const auto& v : top.virtualSites)
+    // a virtual site lives with the atoms that place it when they are one
+    // group (TIP4P's M); a site built across groups (pdb2gmx -vsite
+    // hydrogens: a backbone H from N, C and CA of two residues) is a group
+    // of its own, constructed after a halo exchange (DomainDecomposition::
+    // constructSplitSites)
+    UpdateGroups u;
+    u.splitSite.assign(top.virtualSites.size(), 0);
+    std::vector<char> isSplit(n, 0);
+    for (size_t k = 0; k < top.virtualSites.size(); k++)
     {
+        const auto& v    = top.virtualSites[k];
+        bool        same = true;
         for (int a : v.from)
         {
-            unite(parent, v.site, a);
+            if (isSplit[a])
+            {
+                throw InputError(fmt::format("domain decomposition: virtual site {} is built from virtual site {}, "
+                                             "which is built from atoms of several update groups; such chains are "
+                                             "not decomposed: run on one rank with threads (-nt)",
+                                             top.describeAtom(v.site), top.describeAtom(a)));
+            }
+            same = same && findRoot(parent, a) == findRoot(parent, v.from[0]);
+        }
+        if (same)
+        {
+            unite(parent, v.site, v.from[0]);
+        }
+        else
+        {
+            u.splitSite[k]    = 1;
+            isSplit[v.site] = 1;
         }
     }
-    UpdateGroups u;
     u.groupOf.assign(n, -1);
     int numGroups = 0;
     for (int a = 0; a < n; a++)
@@ -131,17 +155,6 @@ UpdateGroups makeUpdateGroups(const Topology& top, const std::vector<Vec3<real>>
         // room for the vibrations of the angles that are not constrained;
         // every search step checks that no atom goes beyond it
         u.maxRadius += kUpdateGroupRadiusMargin;
-    }
-    if ((largest > 64 || u.maxRadius > 0.5) && !top.virtualSites.empty())
-    {
-        // pdb2gmx -vsite hydrogens: 3fd/4fdn hydrogens are built from atoms
-        // of neighbouring residues, which chains a backbone together
-        throw InputError(fmt::format(
-                "domain decomposition: {} atoms starting at {} are linked by constraints and virtual-site "
-                "constructions into one group of radius {:.2f} nm, too large to move between domains as a unit. "
-                "putmd keeps a virtual site on the rank of all its constructing atoms; sites built across residues "
-                "(pdb2gmx -vsite hydrogens) are not decomposed yet: run this system on one rank with threads (-nt)",
-                largest, top.describeAtom(u.atoms[u.start[largestGroup]]), u.maxRadius));
     }
     if (largest > 64 || u.maxRadius > 0.5)
     {

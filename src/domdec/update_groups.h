@@ -32,6 +32,7 @@ struct UpdateGroups
     std::vector<int> constraintStart, constraints; // per group: indices into top.constraints
     std::vector<int> settleStart, settles;         // per group: indices into top.settles
     double           maxRadius = 0; // largest atom distance from its group centre allowed (nm)
+    std::vector<char> splitSite;    // per top.virtualSites entry: built from atoms of several groups
 
     int numGroups() const { return static_cast<int>(start.size()) - 1; }
     int size(int g) const { return start[g + 1] - start[g]; }

@@ -207,6 +207,9 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
     {
         dd_->haloForces(out.f, timers_);
     }
+    // sites built across update groups (after the halo sum; they may be
+    // built from the sites below, never the reverse)
+    dd_->spreadSplitSiteForces(out.f, xLocal_, box, vir, timers_);
     // a site and its atoms are one update group: all home
     spreadVirtualSiteForces(lt.virtualSites, xLocal_, out.f, box, vir);
     out.f.resize(nh);
