@@ -162,6 +162,18 @@ Setter onlyValue(std::vector<std::string> accepted, const std::string& why)
     };
 }
 
+/* Keys that must be empty (or absent): a feature putmd does not have. */
+Setter onlyEmpty(const std::string& why)
+{
+    return [=](MdpOptions&, const std::string& value, const SourceLocation& at) {
+        if (!value.empty())
+        {
+            throw InputError(at, "value '" + value + "' is not supported by putmd (" + why
+                                         + "); leave the key empty or remove the line");
+        }
+    };
+}
+
 /* Keys whose "off" is zero in every number (electric fields, deform). */
 Setter zerosOnly(const std::string& why)
 {
@@ -278,6 +290,9 @@ const std::map<std::string, Setter>& keyTable()
         { "electric-field-y", zerosOnly("electric fields are not implemented") },
         { "electric-field-z", zerosOnly("electric fields are not implemented") },
         { "energygrps", stringsSetter(&MdpOptions::energyGrps) },
+        { "energygrp-excl", onlyEmpty("energy-group exclusions are not implemented (GROMACS's Verlet scheme has "
+                                      "none either); exclude the pairs in the topology instead") },
+        { "energygrp-table", onlyEmpty("tabulated interactions are not implemented") },
     };
     return table;
 }
@@ -383,7 +398,8 @@ MdpParseResult parseMdp(const std::string& text, const std::string& path)
         {
             throw InputError(at, "key '" + key + "' is set twice (first at " + result.options.setAt[key].str() + ")");
         }
-        if (value.empty() && key != "define" && key != "include" && key != "energygrps"
+        if (value.empty() && key != "define" && key != "include" && key != "energygrps" && key != "energygrp-excl"
+            && key != "energygrp-table"
             && key != "compressed-x-grps" && key != "tc-grps" && key != "freezegrps" && key != "freezedim" && key != "comm-grps")
         {
             throw InputError(at, "key '" + key + "' has no value");

@@ -17,7 +17,8 @@
  * steps whose energies are written: the run's own kernels are untouched.
  * The excluded-pair corrections, bilinear in the charges, are split by
  * evaluating them with the charges of one group or two (A-B = (A+B) - A -
- * B). One rank only for now (domain decomposition refuses energygrps).
+ * B). With domain decomposition rank 0 computes them from the coordinates
+ * gathered on those steps.
  */
 #pragma once
 

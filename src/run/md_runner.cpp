@@ -270,12 +270,6 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
         root_ = comm_->rank() == 0;
     }
     energyGroups_ = makeEnergyGroups(top_, mdp_.energyGrps, mdp_.where("energygrps"));
-    if (energyGroups_.active() && dd_)
-    {
-        throw InputError(mdp_.where("energygrps"), "energygrps: the group-pair energies are computed on one rank "
-                                                   "only for now; run without mpirun (with threads, -nt), or leave "
-                                                   "energygrps out");
-    }
     openOutputs();
 }
 
@@ -633,6 +627,19 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
     if (!outputsSkipped(step) && (every(step, mdp_.nstenergy) || (last && mdp_.nstenergy > 0)))
     {
         const bool withDC = mdp_.dispCorr == DispCorr::EnerPres;
+        // energygrps: a separate plain pass over the whole system, on the
+        // written steps only; decomposed, on rank 0 from the gathered
+        // coordinates (a gather on these steps, none in normal steps)
+        std::vector<double> groupTerms;
+        if (energyGroups_.active())
+        {
+            const std::vector<RVec> xAll = dd_ ? dd_->gatherHome(x_) : std::vector<RVec>();
+            if (root_)
+            {
+                groupTerms = computeEnergyGroupTerms(energyGroups_, top_, forces_->interactionConst(), box_,
+                                                     dd_ ? xAll : x_);
+            }
+        }
         if (!root_)
         {
             // only the first rank writes
@@ -653,12 +660,7 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
         if (energyFile_)
         {
             auto values = energyRow(row, withDC);
-            if (energyGroups_.active())
-            {
-                // a separate plain pass, on the written steps only
-                const auto g = computeEnergyGroupTerms(energyGroups_, top_, forces_->interactionConst(), box_, x_);
-                values.insert(values.end(), g.begin(), g.end());
-            }
+            values.insert(values.end(), groupTerms.begin(), groupTerms.end());
             energyFile_->write(step, mdp_.tinit + step * mdp_.dt, values);
             edrFile_->write(step, mdp_.tinit + step * mdp_.dt, values);
         }
