@@ -166,9 +166,14 @@ void constructVirtualSites(const std::vector<VirtualSite>& sites, std::vector<Ve
             p              = fr.x0 + sitePosition(v, fr);
         }
         // the image nearest to where the site was: a site put in the box
-        // apart from its atoms at a search step stays on that side
+        // apart from its atoms at a search step stays on that side. The
+        // shift is a whole number of box vectors, so without one the site
+        // is exactly p: where it was (moved by its velocity in the update,
+        // rescaled by a thermostat) changes no bit of it
         const DVec old(x[v.site]);
-        x[v.site] = Vec3<real>(old + pbc.dx(p, old));
+        DVec       n = box.toFractional(old - p);
+        n            = DVec(std::round(n.x), std::round(n.y), std::round(n.z));
+        x[v.site]    = Vec3<real>(n.x == 0 && n.y == 0 && n.z == 0 ? p : p + box.fromFractional(n));
     }
 }
 

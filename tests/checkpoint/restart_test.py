@@ -21,6 +21,10 @@ issue). Subcommands, each exiting non-zero with a message on failure:
                    anisotropic on several): a run stopped at step 20 and continued
                    to 40 writes exactly the outputs of an uninterrupted run
                    (box velocity and restraint references carried over)
+  vsites N         the pdb2gmx -vsite hydrogens peptide (virtual sites built
+                   across update groups) with energygrps on N ranks: stopped
+                   at a pair-search step and continued, the outputs of the
+                   uninterrupted run
 """
 import argparse
 import csv
@@ -211,6 +215,39 @@ def split_test(root, ranks):
               f"(volume {rows[0][vol]:.4f} -> {rows[40][vol]:.4f} nm^3)")
 
 
+def vsites_test(root, ranks):
+    """pdb2gmx -vsite hydrogens on several ranks (sites built across update
+    groups), with energygrps: stopped at a pair-search step and continued,
+    the outputs of the uninterrupted run."""
+    system = "peptide-amber-vsites"
+    mdp = MDP + "constraints = h-bonds\nenergygrps = Protein SOL\n"
+    dd = ["-dd", str(ranks), "1", "1"] if ranks > 1 else []
+    # stop at the second search (the automatic nstlist of this system): a
+    # continuation searches at its first step
+    probe = fresh_dir(root, "probe-vsites", mdp)
+    run(probe, command(system, ranks, 0, ["-cpt", "0"] + dd))
+    import re
+    m = re.search(r"updated every (\d+) steps", open(os.path.join(probe, "md.log")).read())
+    if not m:
+        fail("vsites: no pair-list interval in the log")
+    nstlist = int(m.group(1))
+    ref = fresh_dir(root, "whole-vsites", mdp)
+    run(ref, command(system, ranks, 2 * nstlist, ["-cpt", "0"] + dd))
+    work = fresh_dir(root, "split-vsites", mdp)
+    run(work, command(system, ranks, nstlist, ["-cpt", "0"] + dd))
+    run(work, command(system, ranks, 2 * nstlist, ["-cpt", "0", "-cpi", "md.cpt"] + dd))
+    for ext in ("csv", "edr", "gro"):
+        da = open(os.path.join(ref, "md." + ext), "rb").read()
+        db = open(os.path.join(work, "md." + ext), "rb").read()
+        if da != db:
+            fail(f"vsites: md.{ext} of the run continued at step {nstlist} differs from the uninterrupted run's")
+    header, rows = energies(os.path.join(ref, "md.csv"))
+    if "Coul-SR:Protein-SOL" not in header:
+        fail("vsites: no energy-group columns")
+    print(f"virtual-site hydrogens and energygrps, {ranks or 1} rank(s): continued at step {nstlist} (a pair-search "
+          f"step), outputs identical to the uninterrupted run")
+
+
 def expect_error(cwd, cmd, texts, label):
     r = run(cwd, cmd, check=False)
     if r.returncode == 0:
@@ -327,6 +364,8 @@ try:
         explode_test(root)
     elif args.what == "split":
         split_test(root, int(args.args[0]))
+    elif args.what == "vsites":
+        vsites_test(root, int(args.args[0]))
     else:
         fail("unknown test " + args.what)
 finally:
