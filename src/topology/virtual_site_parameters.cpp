@@ -146,10 +146,17 @@ private:
                                                     name(atom(0)), name(k), name(l), name(j), bjk, bjl));
         }
         Xh3Group x;
-        x.n         = std::max(k, l) + 1;
-        x.bCN       = bond(j, x.n);
-        x.rM        = 0.5 * bond(k, l);
-        x.dM        = std::sqrt(bjk * bjk - x.rM * x.rM);
+        x.n = std::max(k, l) + 1;
+        if (x.n >= static_cast<int>(mol_.atoms.size()))
+        {
+            throw InputError(it_.where, fmt::format("virtual site {}: the NH3/CH3 group's N or C must be the atom after "
+                                                    "its dummy masses {} and {} (as pdb2gmx writes them), but the "
+                                                    "molecule ends there",
+                                                    name(atom(0)), name(k), name(l)));
+        }
+        x.bCN = bond(j, x.n);
+        x.rM  = 0.5 * bond(k, l);
+        x.dM  = std::sqrt(bjk * bjk - x.rM * x.rM);
         return x;
     }
 
