@@ -523,19 +523,25 @@ void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& b
     }
 }
 
-void DomainDecomposition::haloCoordinatesStart(std::vector<RVec>& xLocal)
+/* Packs the entries of a a pulse sends (coordinates or, unshifted, forces)
+ * and starts its forward exchange. */
+void DomainDecomposition::packAndStart(Pulse& pulse, const std::vector<RVec>& a)
 {
-    Pulse& pulse = *pulses_[0];
     for (size_t k = 0; k < pulse.sendIndex.size(); k++)
     {
         std::byte* out = pulse.x->sendBuffer(static_cast<int>(k)).data();
-        for (int a : pulse.sendIndex[k])
+        for (int i : pulse.sendIndex[k])
         {
-            std::memcpy(out, &xLocal[a], kVectorBytes);
+            std::memcpy(out, &a[i], kVectorBytes);
             out += kVectorBytes;
         }
     }
     pulse.x->start();
+}
+
+void DomainDecomposition::haloCoordinatesStart(std::vector<RVec>& xLocal)
+{
+    packAndStart(*pulses_[0], xLocal);
 }
 
 void DomainDecomposition::haloCoordinatesFinish(std::vector<RVec>& xLocal)
@@ -545,16 +551,7 @@ void DomainDecomposition::haloCoordinatesFinish(std::vector<RVec>& xLocal)
         Pulse& pulse = *pulses_[p];
         if (p > 0)
         {
-            for (size_t k = 0; k < pulse.sendIndex.size(); k++)
-            {
-                std::byte* out = pulse.x->sendBuffer(static_cast<int>(k)).data();
-                for (int a : pulse.sendIndex[k])
-                {
-                    std::memcpy(out, &xLocal[a], kVectorBytes);
-                    out += kVectorBytes;
-                }
-            }
-            pulse.x->start();
+            packAndStart(pulse, xLocal);
         }
         pulse.x->finish();
         for (size_t k = 0; k < pulse.recvStart.size(); k++)
@@ -576,16 +573,7 @@ void DomainDecomposition::haloForward(std::vector<RVec>& a)
     for (size_t p = 0; p < pulses_.size(); p++)
     {
         Pulse& pulse = *pulses_[p];
-        for (size_t k = 0; k < pulse.sendIndex.size(); k++)
-        {
-            std::byte* out = pulse.x->sendBuffer(static_cast<int>(k)).data();
-            for (int i : pulse.sendIndex[k])
-            {
-                std::memcpy(out, &a[i], kVectorBytes);
-                out += kVectorBytes;
-            }
-        }
-        pulse.x->start();
+        packAndStart(pulse, a);
         pulse.x->finish();
         for (size_t k = 0; k < pulse.recvStart.size(); k++)
         {

@@ -211,6 +211,7 @@ private:
     std::vector<Vec3<real>>          splitScratch_, splitForce_;
     /* A forward halo exchange without the periodic shifts (for forces). */
     void haloForward(std::vector<Vec3<real>>& a);
+    void packAndStart(Pulse& pulse, const std::vector<Vec3<real>>& a);
 
     Topology   localTop_;
     Topology   homeTop_;
