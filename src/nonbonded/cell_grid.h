@@ -41,7 +41,13 @@ public:
      * dx = x_i - x_j - (K0 a + K1 b + K2 c) for the positions as passed in
      * (not wrapped), so a pair list stays valid while atoms move. */
     template<typename Fn>
-    void forEachPairWithShift(Fn&& fn) const;
+    void forEachPairWithShift(Fn&& fn) const { forEachPairWithShift(fn, 0, n_[2]); }
+
+    /* Only the pairs whose first atom's cell has z index in [czBegin,
+     * czEnd): disjoint slabs cover every pair once (for threads). */
+    template<typename Fn>
+    void forEachPairWithShift(Fn&& fn, int czBegin, int czEnd) const;
+    int numCellsZ() const { return n_[2]; }
 
 private:
     int cellIndex(int cx, int cy, int cz) const { return (cz * n_[1] + cy) * n_[0] + cx; }
@@ -57,11 +63,11 @@ private:
 };
 
 template<typename Fn>
-void CellGrid::forEachPairWithShift(Fn&& fn) const
+void CellGrid::forEachPairWithShift(Fn&& fn, int czBegin, int czEnd) const
 {
     const Matrix3& b = box_.vectors();
     const real     rc2 = real(rc2_);
-    for (int cz = 0; cz < n_[2]; cz++)
+    for (int cz = czBegin; cz < czEnd; cz++)
     {
         for (int cy = 0; cy < n_[1]; cy++)
         {

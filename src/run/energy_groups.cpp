@@ -1,6 +1,10 @@
 #include "run/energy_groups.h"
 
 #include <algorithm>
+#include <array>
+#include <exception>
+
+#include <omp.h>
 
 #include <fmt/format.h>
 
@@ -99,23 +103,58 @@ std::vector<double> computeEnergyGroupTerms(const EnergyGroups& groups, const To
     std::vector<RVec>   scratch(x.size());
 
     // pairs within the cut-offs: the reference kernel's pair functions, one
-    // pair at a time into the pair's group pair
+    // pair at a time into the pair's group pair; threads take slabs of
+    // cells, their sums added in thread order (the same bits for a given
+    // thread count)
     {
         const CellGrid grid(box, x, ic.rmax);
-        PairKernel     kernel(top, ic, scratch);
-        grid.forEachPair([&](int i, int j, const RVec& d, real r2) {
-            const int b = top.exclusionStart[i], e = top.exclusionStart[i + 1];
-            if (std::binary_search(top.exclusions.begin() + b, top.exclusions.begin() + e, j))
+        const int      nt = std::max(1, std::min(omp_get_max_threads(), grid.numCellsZ()));
+        std::vector<std::vector<double>> tCoul(nt, std::vector<double>(npairs, 0.0)), tLj(nt, std::vector<double>(npairs, 0.0));
+        std::vector<std::exception_ptr> errors(nt); // (an exception must not leave a parallel region)
+#pragma omp parallel num_threads(nt)
+        {
+            const int         t = omp_get_thread_num();
+            std::vector<RVec> f(x.size());
+            PairKernel        kernel(top, ic, f);
+            const int         z0 = grid.numCellsZ() * t / nt, z1 = grid.numCellsZ() * (t + 1) / nt;
+            try
             {
-                return;
+                grid.forEachPairWithShift(
+                        [&](int i, int j, const RVec& d, real r2, const std::array<int, 3>&) {
+                            const int b = top.exclusionStart[i], e = top.exclusionStart[i + 1];
+                            if (std::binary_search(top.exclusions.begin() + b, top.exclusions.begin() + e, j))
+                            {
+                                return;
+                            }
+                            kernel.vlj   = 0;
+                            kernel.vcoul = 0;
+                            kernel(i, j, d, r2);
+                            const int p = pairIndex(groups.groupOf[i], groups.groupOf[j], n);
+                            tCoul[t][p] += kernel.vcoul;
+                            tLj[t][p] += kernel.vlj;
+                        },
+                        z0, z1);
             }
-            kernel.vlj   = 0;
-            kernel.vcoul = 0;
-            kernel(i, j, d, r2);
-            const int p = pairIndex(groups.groupOf[i], groups.groupOf[j], n);
-            coulSR[p] += kernel.vcoul;
-            ljSR[p] += kernel.vlj;
-        });
+            catch (...)
+            {
+                errors[t] = std::current_exception();
+            }
+        }
+        for (const auto& e : errors)
+        {
+            if (e)
+            {
+                std::rethrow_exception(e);
+            }
+        }
+        for (int t = 0; t < nt; t++)
+        {
+            for (int p = 0; p < npairs; p++)
+            {
+                coulSR[p] += tCoul[t][p];
+                ljSR[p] += tLj[t][p];
+            }
+        }
     }
 
     // excluded pairs and self terms: bilinear in the charges, so with the

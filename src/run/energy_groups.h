@@ -13,8 +13,9 @@
  * the self term to (A, A).
  *
  * The pairs come from a separate plain pass (the reference kernel's cell
- * grid and pair functions, in the build's precision), made only on the
- * steps whose energies are written: the run's own kernels are untouched.
+ * grid and pair functions, in the build's precision; threads over slabs of
+ * cells, summed in thread order), made only on the steps whose energies
+ * are written: the run's own kernels are untouched.
  * The excluded-pair corrections, bilinear in the charges, are split by
  * evaluating them with the charges of one group or two (A-B = (A+B) - A -
  * B). With domain decomposition rank 0 computes them from the coordinates
