@@ -606,13 +606,9 @@ void DomainDecomposition::constructSplitSites(std::vector<RVec>& xHome, const Bo
         splitForce_[v.site] = splitScratch_[v.site] - splitForce_[v.site];
     }
     haloForces(splitForce_);
-    for (int a = 0; a < numHome_; a++)
+    for (int a : homeSplitSites_)
     {
-        const int k = vsiteOfAtom_[globalIndex_[a]];
-        if (k >= 0 && groups_.splitSite[k])
-        {
-            xHome[a] += splitForce_[a];
-        }
+        xHome[a] += splitForce_[a];
     }
 }
 
@@ -626,14 +622,10 @@ void DomainDecomposition::spreadSplitSiteForces(std::vector<RVec>& fLocal, const
     const int nl = numLocal();
     // the total force on each site (summed on its home entry) to every copy
     splitForce_.assign(nl, RVec());
-    for (int a = 0; a < numHome_; a++)
+    for (int a : homeSplitSites_)
     {
-        const int k = vsiteOfAtom_[globalIndex_[a]];
-        if (k >= 0 && groups_.splitSite[k])
-        {
-            splitForce_[a] = fLocal[a];
-            fLocal[a]      = RVec();
-        }
+        splitForce_[a] = fLocal[a];
+        fLocal[a]      = RVec();
     }
     haloForward(splitForce_);
     // the halo entries were summed home: from here they hold what the

@@ -208,6 +208,7 @@ private:
     std::vector<int>                 vsiteOfAtom_;          // virtual site constructing each global atom, or -1
     long                             numSplitSites_ = 0;
     std::vector<VirtualSite>         localSplitSites_; // computed here: local copies of the site and its atoms
+    std::vector<int>                 homeSplitSites_;  // home atoms that are split sites (per partition)
     std::vector<Vec3<real>>          splitScratch_, splitForce_;
     /* A forward halo exchange without the periodic shifts (for forces). */
     void haloForward(std::vector<Vec3<real>>& a);

@@ -332,6 +332,7 @@ void DomainDecomposition::buildLocalTopology(const Box& box)
     // home too), in the global construction order, at home indices; the
     // split ones above
     localTop_.virtualSites.clear();
+    homeSplitSites_.clear();
     if (!global_.virtualSites.empty())
     {
         std::vector<int> mine;
@@ -340,7 +341,11 @@ void DomainDecomposition::buildLocalTopology(const Box& box)
             const int k = vsiteOfAtom_[globalIndex_[a]];
             if (k >= 0 && !groups_.splitSite[k])
             {
-                mine.push_back(vsiteOfAtom_[globalIndex_[a]]);
+                mine.push_back(k);
+            }
+            else if (k >= 0)
+            {
+                homeSplitSites_.push_back(a);
             }
         }
         std::sort(mine.begin(), mine.end());

@@ -934,10 +934,10 @@ void MdRun::runVelocityVerlet()
             for (int b = 0; b < 3; b++)
                 constraintVirial_(a, b) *= 2;
         constructVirtualSites(virtualSites(), xprime_, box_);
-            if (dd_)
-            {
-                dd_->constructSplitSites(xprime_, box_); // sites built across update groups
-            }
+        if (dd_)
+        {
+            dd_->constructSplitSites(xprime_, box_); // sites built across update groups
+        }
         x_.swap(xprime_);
         progress.update(step);
     }

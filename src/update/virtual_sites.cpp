@@ -8,28 +8,13 @@ namespace putmd
 namespace
 {
 
-DVec crossD(const DVec& a, const DVec& b)
-{
-    return { a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x };
-}
-
-double dotD(const DVec& a, const DVec& b)
-{
-    return a.x * b.x + a.y * b.y + a.z * b.z;
-}
-
-double normD(const DVec& a)
-{
-    return std::sqrt(dotD(a, a));
-}
-
 /* (I - n n^T) f / |t| for n = t/|t|: the derivative of the unit vector
  * t/|t| applied to f (symmetric, so the same for its transpose). */
 DVec unitDerivative(const DVec& t, const DVec& f)
 {
-    const double inv = 1 / normD(t);
+    const double inv = 1 / norm(t);
     const DVec   n   = t * inv;
-    return (f - n * dotD(n, f)) * inv;
+    return (f - n * dot(n, f)) * inv;
 }
 
 /* The constructing atoms relative to the first (nearest images). */
@@ -65,23 +50,23 @@ DVec sitePosition(const VirtualSite& v, const Frame& fr)
             }
             return p;
         }
-        case VirtualSite::Kind::Fd2: return rij * (v.a / normD(rij));
+        case VirtualSite::Kind::Fd2: return rij * (v.a / norm(rij));
         case VirtualSite::Kind::Fd3:
         {
             const DVec t = rij + (fr.r[1] - rij) * v.a;
-            return t * (v.b / normD(t));
+            return t * (v.b / norm(t));
         }
         case VirtualSite::Kind::Fad3:
         {
             const DVec rjk = fr.r[1] - rij;
-            const DVec p   = rjk - rij * (dotD(rij, rjk) / dotD(rij, rij));
-            return rij * (v.a / normD(rij)) + p * (v.b / normD(p));
+            const DVec p   = rjk - rij * (dot(rij, rjk) / dot(rij, rij));
+            return rij * (v.a / norm(rij)) + p * (v.b / norm(p));
         }
-        case VirtualSite::Kind::Out3: return rij * v.a + fr.r[1] * v.b + crossD(rij, fr.r[1]) * v.c;
+        case VirtualSite::Kind::Out3: return rij * v.a + fr.r[1] * v.b + cross(rij, fr.r[1]) * v.c;
         case VirtualSite::Kind::Fdn4:
         {
-            const DVec m = crossD(fr.r[1] * v.a - rij, fr.r[2] * v.b - rij);
-            return m * (v.c / normD(m));
+            const DVec m = cross(fr.r[1] * v.a - rij, fr.r[2] * v.b - rij);
+            return m * (v.c / norm(m));
         }
     }
     return DVec(0, 0, 0);
@@ -108,28 +93,28 @@ void spreadNonlinear(const VirtualSite& v, const Frame& fr, const DVec& f, DVec*
         {
             // x = a u + b q with u = r_ij/|r_ij|, q = p/|p|, p = (I - u u^T) r_jk
             const DVec   rjk = fr.r[1] - rij;
-            const double dij = normD(rij);
+            const double dij = norm(rij);
             const DVec   u   = rij * (1 / dij);
-            const DVec   p   = rjk - u * dotD(u, rjk);
+            const DVec   p   = rjk - u * dot(u, rjk);
             const DVec   h   = unitDerivative(p, f) * v.b; // gradient of b q.f with respect to p
             // p depends on r_jk through (I - u u^T), on u through -(u.r_jk) u
-            const DVec gjk = h - u * dotD(u, h);
-            const DVec du    = (rjk * dotD(u, h) + h * dotD(u, rjk)) * -1.0; // d(h.p)/du
-            const DVec gij   = unitDerivative(rij, f) * v.a + (du - u * dotD(u, du)) * (1 / dij);
+            const DVec gjk = h - u * dot(u, h);
+            const DVec du    = (rjk * dot(u, h) + h * dot(u, rjk)) * -1.0; // d(h.p)/du
+            const DVec gij   = unitDerivative(rij, f) * v.a + (du - u * dot(u, du)) * (1 / dij);
             // r_ij = x_j - x_i, r_jk = x_k - x_j
             fk[0] = gij - gjk;
             fk[1] = gjk;
             break;
         }
         case VirtualSite::Kind::Out3:
-            fk[0] = f * v.a + crossD(fr.r[1], f) * v.c;
-            fk[1] = f * v.b - crossD(rij, f) * v.c;
+            fk[0] = f * v.a + cross(fr.r[1], f) * v.c;
+            fk[1] = f * v.b - cross(rij, f) * v.c;
             break;
         case VirtualSite::Kind::Fdn4:
         {
             const DVec ra = fr.r[1] * v.a - rij, rb = fr.r[2] * v.b - rij;
-            const DVec h  = unitDerivative(crossD(ra, rb), f) * v.c;
-            const DVec ga = crossD(rb, h), gb = crossD(h, ra); // gradients of h.(ra x rb)
+            const DVec h  = unitDerivative(cross(ra, rb), f) * v.c;
+            const DVec ga = cross(rb, h), gb = cross(h, ra); // gradients of h.(ra x rb)
             fk[0]         = (ga + gb) * -1.0;
             fk[1]         = ga * v.a;
             fk[2]         = gb * v.b;
