@@ -17,6 +17,7 @@
 #include "app/input_options.h"
 #include "app/parallel_setup.h"
 #include "comm/communicator.h"
+#include "comm/link_probe.h"
 #include "io/text.h"
 #include "run/md_runner.h"
 #include "run/minimize.h"
@@ -45,8 +46,9 @@ std::vector<OptionSpec> runOptions()
     specs.push_back({ "dd", "NX NY NZ", "domain grid (default: chosen for the rank count; -dd 1 1 1 decomposes on one rank)",
                       "", false, false, 3 });
     specs.push_back({ "comm", "BACKEND",
-                      "communication backend between ranks: auto, p2p, rma, shm or shmem (auto: shm when every rank "
-                      "is on this machine, else p2p)",
+                      "communication backend between ranks: auto, p2p, rma, shm, shmem, shm+p2p or shm+rma (auto: shm "
+                      "when every rank is on this machine, else shm within each machine and the faster of p2p and "
+                      "rma between machines, measured at start-up)",
                       "auto" });
     specs.push_back({ "npme", "K", "separate PME ranks (0: PME on every rank, grid in pencils; auto: from the estimated PME cost)",
                       "auto" });
@@ -125,16 +127,29 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
     }
     // --comm auto: every rank on one machine talks through shared-memory
     // windows (the fastest backend measured there, docs/performance.md);
-    // ranks spread over machines use p2p (MPI's one-sided operations over
-    // TCP are emulated with messages)
+    // ranks spread over machines use shm within each machine and, between
+    // machines, the faster of p2p and rma measured now (comm/link_probe.h)
     std::optional<comm::Backend> backend;
     if (opt.get("comm") == "auto")
     {
         const int  ranks   = comm::Communicator::worldSize();
         const bool oneNode = comm::Communicator::ranksOnThisNode() == ranks;
-        backend            = oneNode && comm::backendAvailable(comm::Backend::Shm) ? comm::Backend::Shm : comm::Backend::P2p;
-        run.commChoice     = oneNode ? fmt::format("automatic: all {} ranks on one machine", ranks)
-                                     : std::string("automatic: the ranks span several machines");
+        if (oneNode)
+        {
+            backend        = comm::Backend::Shm;
+            run.commChoice = fmt::format("automatic: all {} ranks on one machine", ranks);
+        }
+        else
+        {
+            const auto probe = comm::probeLinksAcrossMachines();
+            backend          = probe.across == comm::Backend::Rma ? comm::Backend::ShmRma : comm::Backend::ShmP2p;
+            run.commChoice   = fmt::format(
+                    "automatic: {} ranks on {} machines ({}): shm between ranks of one machine, {} between "
+                    "machines (measured at start-up, 64 KiB to a rank on another machine: p2p {:.0f} us, "
+                    "rma {:.0f} us)",
+                    ranks, probe.machines, probe.ranksPerMachine, comm::backendName(probe.across),
+                    probe.p2pSeconds * 1e6, probe.rmaSeconds * 1e6);
+        }
     }
     else
     {
@@ -143,7 +158,7 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
     }
     if (!backend)
     {
-        throw InputError("putmd run: --comm '" + opt.get("comm") + "' is not a backend; valid: auto, p2p, rma, shm, shmem");
+        throw InputError("putmd run: --comm '" + opt.get("comm") + "' is not a backend; valid: auto, p2p, rma, shm, shmem, shm+p2p, shm+rma");
     }
     if (!comm::backendAvailable(*backend))
     {

@@ -223,9 +223,8 @@ private:
 
 void checkShmUsable(Communicator::Impl& comm)
 {
-    MPI_Comm node = MPI_COMM_NULL;
-    MPI_Comm_split_type(comm.comm, MPI_COMM_TYPE_SHARED, comm.rank, MPI_INFO_NULL, &node);
-    int nodeSize = 0;
+    MPI_Comm node     = splitByMachine(comm.comm, comm.rank);
+    int      nodeSize = 0;
     MPI_Comm_size(node, &nodeSize);
     MPI_Comm_free(&node);
     comm.at(Phase::Setup).collectives++;
@@ -233,7 +232,8 @@ void checkShmUsable(Communicator::Impl& comm)
     {
         fail("the shm backend needs every rank on one node (shared memory), but this rank shares its node with "
              + std::to_string(nodeSize) + " of " + std::to_string(comm.size)
-             + " ranks. Choose the rma or p2p backend (--comm rma or --comm p2p) for multi-node runs.");
+             + " ranks. Choose --comm auto (shm within machines, measured p2p or rma between them), shm+p2p, shm+rma, "
+             "rma or p2p for multi-node runs.");
     }
 }
 

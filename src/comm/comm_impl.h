@@ -51,7 +51,16 @@ struct Communicator::Impl
     std::string rankName(int r) const;
 
     std::array<PhaseStats, static_cast<int>(Phase::Count)> stats{};
-    PhaseStats& at(Phase p) { return stats[static_cast<int>(p)]; }
+    /* The statistics this group counts in: its own, or for the machine
+     * group of a mixed backend its parent's (statsOwner). */
+    Impl*       statsOwner = nullptr;
+    PhaseStats& at(Phase p) { return statsOwner ? statsOwner->at(p) : stats[static_cast<int>(p)]; }
+
+    /* Mixed backends (shm+p2p, shm+rma): the ranks of this group on this
+     * rank's machine as a shm Communicator of their own, and each rank's
+     * rank in it (-1: another machine). Empty otherwise. */
+    std::unique_ptr<Communicator> machine;
+    std::vector<int>              machineRank;
 
     int nextExchangeId = 0;
 
@@ -62,6 +71,11 @@ struct Communicator::Impl
     Impl();
     ~Impl();
 };
+
+/* Collective over comm: the ranks of comm on this rank's machine (split by
+ * MPI_COMM_TYPE_SHARED, then by PUTMD_COMM_NODE_SIZE if set), ordered as in
+ * comm. The caller frees it. */
+MPI_Comm splitByMachine(MPI_Comm comm, int rank);
 
 /* True once shmem_init() ran (the shmem backend was constructed). */
 bool shmemInitialized();

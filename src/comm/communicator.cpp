@@ -73,13 +73,30 @@ const char* backendName(Backend b)
         case Backend::Rma: return "rma";
         case Backend::Shm: return "shm";
         case Backend::Shmem: return "shmem";
+        case Backend::ShmP2p: return "shm+p2p";
+        case Backend::ShmRma: return "shm+rma";
     }
     return "?";
 }
 
+bool isMixed(Backend b)
+{
+    return b == Backend::ShmP2p || b == Backend::ShmRma;
+}
+
+Backend acrossMachines(Backend b)
+{
+    switch (b)
+    {
+        case Backend::ShmP2p: return Backend::P2p;
+        case Backend::ShmRma: return Backend::Rma;
+        default: return b;
+    }
+}
+
 std::optional<Backend> parseBackend(std::string_view name)
 {
-    for (Backend b : {Backend::P2p, Backend::Rma, Backend::Shm, Backend::Shmem})
+    for (Backend b : {Backend::P2p, Backend::Rma, Backend::Shm, Backend::Shmem, Backend::ShmP2p, Backend::ShmRma})
     {
         if (name == backendName(b))
         {
@@ -164,9 +181,8 @@ int Communicator::ranksOnThisNode()
     {
         return 1;
     }
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int n = 1;
+    MPI_Comm node = splitByMachine(MPI_COMM_WORLD, g_rank);
+    int      n    = 1;
     MPI_Comm_size(node, &n);
     MPI_Comm_free(&node);
     return n;
@@ -192,6 +208,67 @@ void Communicator::abortJob(int code)
     }
     std::exit(code);
 }
+
+MPI_Comm splitByMachine(MPI_Comm comm, int rank)
+{
+    // PUTMD_COMM_NODE_SIZE=K: every K consecutive ranks of a machine count
+    // as a machine (tests of the mixed backends on one machine)
+    static const int perMachine = [] {
+        const char* v = std::getenv("PUTMD_COMM_NODE_SIZE");
+        if (v == nullptr || *v == '\0')
+        {
+            return 0;
+        }
+        char*      end = nullptr;
+        const long k   = std::strtol(v, &end, 10);
+        if (end == v || *end != '\0' || k < 1 || k > INT_MAX)
+        {
+            fail(std::string("PUTMD_COMM_NODE_SIZE='") + v
+                 + "' is not a rank count; valid: a positive integer (ranks per simulated machine), or unset");
+        }
+        return static_cast<int>(k);
+    }();
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    if (perMachine == 0)
+    {
+        return node;
+    }
+    int nodeRank = 0;
+    MPI_Comm_rank(node, &nodeRank);
+    MPI_Comm part = MPI_COMM_NULL;
+    MPI_Comm_split(node, nodeRank / perMachine, nodeRank, &part);
+    MPI_Comm_free(&node);
+    return part;
+}
+
+namespace
+{
+/* The world ranks of comm's ranks. */
+std::vector<int> worldRanksOf(MPI_Comm comm, int size)
+{
+    std::vector<int> out(static_cast<std::size_t>(size));
+    MPI_Group        group = MPI_GROUP_NULL, worldGroup = MPI_GROUP_NULL;
+    MPI_Comm_group(comm, &group);
+    MPI_Comm_group(MPI_COMM_WORLD, &worldGroup);
+    std::vector<int> mine(static_cast<std::size_t>(size));
+    std::iota(mine.begin(), mine.end(), 0);
+    MPI_Group_translate_ranks(group, size, mine.data(), worldGroup, out.data());
+    MPI_Group_free(&group);
+    MPI_Group_free(&worldGroup);
+    return out;
+}
+
+bool isWorldInOrder(const std::vector<int>& worldRanks)
+{
+    bool identity = static_cast<int>(worldRanks.size()) == g_size;
+    for (std::size_t r = 0; r < worldRanks.size() && identity; ++r)
+    {
+        identity = worldRanks[r] == static_cast<int>(r);
+    }
+    return identity;
+}
+} // namespace
 
 Communicator::Impl::Impl() = default;
 
@@ -223,12 +300,14 @@ Arena& Communicator::Impl::ensureArena()
 {
     if (!arena)
     {
-        switch (backend)
+        // (mixed backends: the arena of the links across machines; the shm
+        // links have their own in the machine group's Impl)
+        switch (acrossMachines(backend))
         {
             case Backend::Rma: arena = makeRmaArena(*this); break;
             case Backend::Shm: arena = makeShmArena(*this); break;
             case Backend::Shmem: arena = makeShmemArena(*this); break;
-            case Backend::P2p: fail("internal: the p2p backend has no arena");
+            default: fail(std::string("internal: the ") + backendName(backend) + " backend has no arena");
         }
     }
     return *arena;
@@ -258,7 +337,47 @@ Communicator::Communicator(Backend backend) : impl_(std::make_unique<Impl>())
         {
             checkShmemUsable(*impl_);
         }
+        if (isMixed(backend))
+        {
+            setUpMachineGroup(*impl_, impl_->at(Phase::Setup));
+        }
     }
+}
+
+/* Mixed backends: this group's ranks on this machine become a shm
+ * Communicator (impl.machine) counting in impl's statistics, and
+ * impl.machineRank maps every rank of impl to its rank there (-1: another
+ * machine). Collective over impl.comm, counted in countIn (a split's
+ * parent counts the whole split). */
+void Communicator::setUpMachineGroup(Impl& impl, PhaseStats& countIn)
+{
+    auto     m    = std::make_unique<Impl>();
+    MPI_Comm comm = splitByMachine(impl.comm, impl.rank);
+    countIn.collectives++;
+    m->backend = Backend::Shm;
+    m->mpi     = true;
+    m->comm    = comm;
+    MPI_Comm_rank(comm, &m->rank);
+    MPI_Comm_size(comm, &m->size);
+    m->worldRanks = worldRanksOf(comm, m->size);
+    m->world      = isWorldInOrder(m->worldRanks);
+    m->statsOwner = &impl;
+    impl.machineRank.assign(static_cast<std::size_t>(impl.size), MPI_UNDEFINED);
+    {
+        MPI_Group parent = MPI_GROUP_NULL, mine = MPI_GROUP_NULL;
+        MPI_Comm_group(impl.comm, &parent);
+        MPI_Comm_group(comm, &mine);
+        std::vector<int> all(static_cast<std::size_t>(impl.size));
+        std::iota(all.begin(), all.end(), 0);
+        MPI_Group_translate_ranks(parent, impl.size, all.data(), mine, impl.machineRank.data());
+        MPI_Group_free(&parent);
+        MPI_Group_free(&mine);
+    }
+    for (int& r : impl.machineRank)
+    {
+        r = r == MPI_UNDEFINED ? -1 : r;
+    }
+    impl.machine = std::unique_ptr<Communicator>(new Communicator(std::move(m)));
 }
 
 Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -296,26 +415,16 @@ std::unique_ptr<Communicator> Communicator::split(int color) const
     sub->comm = comm;
     sub->rank = rank;
     sub->size = size;
-    sub->worldRanks.resize(static_cast<std::size_t>(size));
-    {
-        MPI_Group group = MPI_GROUP_NULL, worldGroup = MPI_GROUP_NULL;
-        MPI_Comm_group(comm, &group);
-        MPI_Comm_group(MPI_COMM_WORLD, &worldGroup);
-        std::vector<int> mine(static_cast<std::size_t>(size));
-        std::iota(mine.begin(), mine.end(), 0);
-        MPI_Group_translate_ranks(group, size, mine.data(), worldGroup, sub->worldRanks.data());
-        MPI_Group_free(&group);
-        MPI_Group_free(&worldGroup);
-    }
-    bool identity = size == g_size;
-    for (int r = 0; r < size && identity; ++r)
-    {
-        identity = sub->worldRanks[static_cast<std::size_t>(r)] == r;
-    }
-    sub->world = identity;
+    sub->worldRanks = worldRanksOf(comm, size);
+    sub->world      = isWorldInOrder(sub->worldRanks);
     // No backend check is repeated: a subset of ranks that could use the
     // backend can use it too (shm: a subset of one node is on one node;
-    // shmem: only the whole world gets here, and OpenSHMEM is up).
+    // shmem: only the whole world gets here, and OpenSHMEM is up). A mixed
+    // backend's group gets its own machine groups.
+    if (isMixed(sub->backend))
+    {
+        setUpMachineGroup(*sub, impl_->at(Phase::Setup));
+    }
     return std::unique_ptr<Communicator>(new Communicator(std::move(sub)));
 }
 
@@ -347,6 +456,19 @@ Backend Communicator::backend() const
     return impl_->backend;
 }
 
+bool Communicator::linksThroughShm(int r) const
+{
+    if (!impl_->mpi)
+    {
+        return false;
+    }
+    if (isMixed(impl_->backend))
+    {
+        return impl_->machineRank.at(static_cast<std::size_t>(r)) >= 0;
+    }
+    return impl_->backend == Backend::Shm;
+}
+
 std::unique_ptr<Exchange> Communicator::makeExchange(Phase phase)
 {
     if (!impl_->mpi)
@@ -360,6 +482,8 @@ std::unique_ptr<Exchange> Communicator::makeExchange(Phase phase)
         case Backend::Rma: return makeRmaExchange(*impl_, phase);
         case Backend::Shm: return makeShmExchange(*impl_, phase);
         case Backend::Shmem: return makeShmemExchange(*impl_, phase);
+        case Backend::ShmP2p:
+        case Backend::ShmRma: return makeMixedExchange(*impl_, phase);
     }
     fail("internal: unknown backend");
 }

@@ -12,6 +12,9 @@
  *             directly after seeing the flag;
  *      shmem  OpenSHMEM puts into the symmetric heap (built when liboshmem
  *             is present).
+ *    and two mixed ones, for ranks spread over several machines:
+ *      shm+p2p, shm+rma  shm between the ranks of one machine, p2p or rma
+ *             between ranks on different machines (backend_mixed.cpp).
  *    Every backend moves the same bytes into the same receive buffers, so a
  *    simulation is bitwise identical whichever is chosen.
  *  - Collectives (below): reductions for energies on the steps that need
@@ -51,11 +54,19 @@ enum class Backend
     P2p,
     Rma,
     Shm,
-    Shmem
+    Shmem,
+    ShmP2p, // shm within a machine, p2p across machines
+    ShmRma  // shm within a machine, rma across machines
 };
 
-/* "p2p", "rma", "shm", "shmem" */
+/* "p2p", "rma", "shm", "shmem", "shm+p2p", "shm+rma" */
 const char* backendName(Backend b);
+/* Whether links between ranks of one machine use shm and the others
+ * another backend (the mixed backends). */
+bool isMixed(Backend b);
+/* The backend of links between ranks on different machines: p2p for
+ * shm+p2p, rma for shm+rma, the backend itself otherwise. */
+Backend acrossMachines(Backend b);
 std::optional<Backend> parseBackend(std::string_view name);
 /* Whether this build has the backend (shmem needs liboshmem). */
 bool backendAvailable(Backend b);
@@ -116,7 +127,10 @@ public:
     static bool parallel();
     /* Ranks in the job (1 without a launcher), without making a Communicator. */
     static int worldSize();
-    /* Ranks of the job on this machine (shared memory); 1 without MPI. */
+    /* Ranks of the job on this machine (shared memory); 1 without MPI.
+     * PUTMD_COMM_NODE_SIZE=K (for tests) makes every K consecutive ranks of
+     * a machine a "machine" of their own, here and for the shm and mixed
+     * backends, so that mixed links can be tested on one machine. */
     static int ranksOnThisNode();
     static int worldRank();
     /* Stop every rank of the job now with this exit code (MPI_Abort), after
@@ -132,6 +146,12 @@ public:
     int     rank() const;
     int     size() const;
     Backend backend() const;
+    /* Whether an exchange link from this rank to rank r goes through shared
+     * memory (the receiver reads the sender's buffer in place): every rank
+     * with shm, the ranks of this machine with shm+p2p and shm+rma (as
+     * PUTMD_COMM_NODE_SIZE may define machines), none otherwise and in
+     * serial mode. */
+    bool linksThroughShm(int r) const;
 
     /* Collective over this communicator: the ranks passing the same color
      * (>= 0) form a new Communicator with the same backend, ranks ordered as
@@ -182,6 +202,7 @@ public:
 
 private:
     explicit Communicator(std::unique_ptr<Impl> impl);
+    static void setUpMachineGroup(Impl& impl, PhaseStats& countIn);
 
     std::unique_ptr<Impl> impl_;
 };

@@ -348,7 +348,7 @@ void ExchangeBase::start()
             s.recordMessage(static_cast<long>(l.used));
         }
     }
-    if (comm_.backend != Backend::P2p)
+    if (acrossMachines(comm_.backend) != Backend::P2p)
     {
         s.oneSidedSyncs += remoteSendLinks_;
     }
