@@ -9,7 +9,8 @@ EXAMPLE  ?= examples/water-spce-3k
 DEB_DEPS := build-essential cmake pkg-config libfftw3-dev libopenmpi-dev openmpi-bin \
             nlohmann-json3-dev libfmt-dev libgtest-dev gromacs-data \
             gromacs python3-mdanalysis python3-mdtraj python3-pandas clang \
-            python3-matplotlib python3-jsonschema libhwy-dev
+            python3-matplotlib python3-jsonschema libhwy-dev \
+            iproute2 procps util-linux
 
 .PHONY: all deps configure build test run clean
 

@@ -118,6 +118,23 @@ private:
     bool sendsInPlace() const override { return true; }
 
     std::byte* word(int rank, ArenaBlock ctrl, std::size_t offset) { return arena().peer(rank, ctrl.gen, offset); }
+
+    /* Within a mixed backend this rank also has messages and one-sided
+     * operations with other machines in flight, and MPI moves them only
+     * while some rank is inside an MPI call (osc/pt2pt carries a put as a
+     * message that the target must receive; a large p2p message needs both
+     * sides). A rank waiting here with plain loads would never let them
+     * progress, and a peer on another machine waiting for them, whose own
+     * machine-mate waits for it, closes a cycle. So each wait also
+     * turns MPI's progress engine (MPI_Iprobe, which delivers nothing). */
+    void progressOtherTraffic()
+    {
+        if (comm_.progressWhileWaiting)
+        {
+            int flag = 0;
+            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_.comm, &flag, MPI_STATUS_IGNORE);
+        }
+    }
     /* The ack that receiver `peer` gives this rank. */
     std::byte* ackFrom(int peer) { return word(peer, peerCtrl_[peer], ackOffset(peerCtrl_[peer], comm_.rank)); }
 
@@ -130,6 +147,7 @@ private:
         Waiter waiter([&] { return describe("an acknowledgement (shm)", peer, value); });
         while (loadAcquire(ackFrom(peer)) < value)
         {
+            progressOtherTraffic();
             waiter.poll();
         }
     }
@@ -203,6 +221,7 @@ private:
             Waiter waiter([&] { return describe("data (shm flag)", p.peer, seq); });
             while (loadAcquire(flag) < seq)
             {
+                progressOtherTraffic();
                 waiter.poll();
             }
         }

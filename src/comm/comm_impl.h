@@ -61,6 +61,10 @@ struct Communicator::Impl
      * rank in it (-1: another machine). Empty otherwise. */
     std::unique_ptr<Communicator> machine;
     std::vector<int>              machineRank;
+    /* The machine group of a mixed backend: its shm waits keep MPI's
+     * progress engine turning for the traffic between machines
+     * (backend_shm.cpp). */
+    bool progressWhileWaiting = false;
 
     int nextExchangeId = 0;
 

@@ -362,6 +362,7 @@ void Communicator::setUpMachineGroup(Impl& impl, PhaseStats& countIn)
     m->worldRanks = worldRanksOf(comm, m->size);
     m->world      = isWorldInOrder(m->worldRanks);
     m->statsOwner = &impl;
+    m->progressWhileWaiting = true;
     impl.machineRank.assign(static_cast<std::size_t>(impl.size), MPI_UNDEFINED);
     {
         MPI_Group parent = MPI_GROUP_NULL, mine = MPI_GROUP_NULL;

@@ -41,6 +41,8 @@ p.add_argument("--steps", type=int, default=100)
 p.add_argument("--threads", type=int, default=1, help="threads per rank of the decomposed runs (-nt)")
 p.add_argument("--tol", type=float, default=1e-9)
 p.add_argument("--mdp", default="", help="extra mdp settings, ';'-separated key=value")
+p.add_argument("--expect-log", action="append", default=[],
+               help="BACKEND=REGEX: the log of every run with that --comm value must match REGEX")
 args = p.parse_args()
 
 failures = []
@@ -157,6 +159,15 @@ try:
                     continue
                 if n > 1:  # one rank under mpirun is the one-rank code path
                     check_log(out, label, transpose)
+                for item in args.expect_log:
+                    want_backend, regex = item.split("=", 1)
+                    if want_backend == backend:
+                        with open(out + ".log") as f:
+                            line = re.search(regex, f.read())
+                        if not line:
+                            fail(f"{label}: the log does not match {regex!r}")
+                        else:
+                            print(f"{label}: log: ...{line.group(0)}...")
                 if first is None:
                     first = out
                     worst = compare(out, ref, args.tol, label)

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The namespace hosts of tools/cluster/mpirun-hosts.sh in make test:
+#  1. water-spce-3k on 2 hosts x 2 ranks with every backend that works
+#     across hosts (p2p, rma, shm+p2p, shm+rma, auto): energies within 1e-9
+#     of one rank in putmd_d, bitwise identical across backends, and the
+#     auto log naming shm within the hosts and p2p or rma between them
+#     (run_dd_md_test.py);
+#  2. --comm shm across hosts is refused with advice;
+#  3. nothing is left behind: after normal runs, after a failing command and
+#     after SIGTERM to the launcher mid-run, no namespace, no keeper process
+#     and no work directory of the cluster remain.
+# usage: run_cluster_test.sh PUTMD_D SYSTEM_DIR
+set -u
+putmd=$1
+system=$2
+here=$(cd "$(dirname "$0")" && pwd)
+hosts=$here/../../tools/cluster/mpirun-hosts.sh
+export PUTMD_CLUSTER_NAME=pct$$
+failed=0
+fail() { echo "FAILED: $*" >&2; failed=1; }
+
+leftovers() {
+    local what=""
+    ip netns list 2>/dev/null | grep -q "^$PUTMD_CLUSTER_NAME-" && what+=" namespaces($(ip netns list | grep "^$PUTMD_CLUSTER_NAME-" | awk '{print $1}' | tr '\n' ' '))"
+    pgrep -f "$PUTMD_CLUSTER_NAME.cluster|hostname $PUTMD_CLUSTER_NAME-h" >/dev/null && what+=" processes($(pgrep -af "$PUTMD_CLUSTER_NAME.cluster|hostname $PUTMD_CLUSTER_NAME-h" | head -3 | tr '\n' ';'))"
+    [[ -e /tmp/$PUTMD_CLUSTER_NAME.cluster ]] && what+=" /tmp/$PUTMD_CLUSTER_NAME.cluster"
+    echo "$what"
+}
+# whatever happens, this test leaves nothing either
+trap '"$hosts" --down "$PUTMD_CLUSTER_NAME"' EXIT
+
+# 1. every backend across 2 hosts against one rank
+python3 "$here/../domdec/run_dd_md_test.py" --putmd "$putmd" --mpirun "$hosts -k 2 -s 2" --system "$system" \
+    --ranks 4 --steps 10 --backends "p2p rma shm+p2p shm+rma auto" \
+    --expect-log 'auto=shm\+(p2p|rma) backend \(automatic: 4 ranks on 2 machines \(2, 2\): shm between ranks of one machine, (p2p|rma) between machines' \
+    || fail "4 ranks on 2 hosts differ from one rank or between backends (above)"
+left=$(leftovers); [[ -z $left ]] || fail "left behind after the runs:$left"
+
+# 2. shm cannot span hosts: a clear refusal, not a hang or a crash
+work=$(mktemp -d)
+out=$("$hosts" -k 2 -s 1 "$putmd" run -p "$system/topol.top" -c "$system/conf.gro" -f "$system/md.mdp" \
+      -nsteps 2 -nt 1 --comm shm -deffnm "$work/shm" 2>&1)
+rc=$?
+rm -rf "$work"
+if [[ $rc -eq 0 ]] || ! grep -q "the shm backend needs every rank on one node" <<<"$out"; then
+    fail "--comm shm across hosts was not refused with a message (exit $rc): ${out: -600}"
+fi
+left=$(leftovers); [[ -z $left ]] || fail "left behind after a refused run:$left"
+
+# 3a. a failing command
+"$hosts" -k 2 -s 1 false >/dev/null 2>&1 && fail "a failing command did not fail the launcher"
+left=$(leftovers); [[ -z $left ]] || fail "left behind after a failing command:$left"
+
+# 3b. SIGTERM while the job runs
+"$hosts" -k 2 -s 1 sleep 60 >/dev/null 2>&1 &
+launcher=$!
+for _ in $(seq 100); do
+    [[ $(pgrep -fc "^sleep 60") -ge 2 ]] && break
+    sleep 0.1
+done
+[[ $(pgrep -fc "^sleep 60") -ge 2 ]] || fail "the job of the signal test did not start on both hosts"
+kill -TERM "$launcher"
+wait "$launcher"
+rc=$?
+[[ $rc -ne 0 ]] || fail "the launcher exited 0 after SIGTERM"
+left=$(leftovers); [[ -z $left ]] || fail "left behind after SIGTERM:$left"
+pgrep -f "^sleep 60" >/dev/null && fail "the job's processes survived SIGTERM: $(pgrep -af '^sleep 60')"
+
+if [[ $failed -eq 0 ]]; then echo passed; else echo FAILED; fi
+exit $failed
