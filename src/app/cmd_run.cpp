@@ -134,7 +134,19 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
     {
         const int  ranks   = comm::Communicator::worldSize();
         const bool oneNode = comm::Communicator::ranksOnThisNode() == ranks;
-        if (oneNode)
+        if (PUTMD_SMPI && ranks > 1)
+        {
+            // simulated cluster: no shared memory; p2p or rma as measured
+            // on the simulated network
+            const auto probe = comm::probeLinksAcrossMachines();
+            backend          = probe.across;
+            run.commChoice   = fmt::format(
+                    "automatic under SMPI (shared memory is not simulated): {} ranks on {} simulated hosts, {} "
+                    "(measured at start-up, 64 KiB to a rank on another host: p2p {:.0f} us, rma {:.0f} us)",
+                    ranks, probe.machines, comm::backendName(probe.across), probe.p2pSeconds * 1e6,
+                    probe.rmaSeconds * 1e6);
+        }
+        else if (oneNode)
         {
             backend        = comm::Backend::Shm;
             run.commChoice = fmt::format("automatic: all {} ranks on one machine", ranks);
@@ -163,13 +175,28 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
     if (!comm::backendAvailable(*backend))
     {
         throw InputError(std::string("putmd run: --comm ") + comm::backendName(*backend)
-                         + " is not available in this build or on this machine (see docs/communication.md); use p2p, rma or shm");
+                         + (PUTMD_SMPI ? " cannot run under SimGrid's SMPI, which simulates messages and one-sided "
+                                         "operations but not shared memory or OpenSHMEM (docs/scaling.md); use p2p, "
+                                         "rma or auto"
+                                       : " is not available in this build or on this machine (see "
+                                         "docs/communication.md); use p2p, rma or shm"));
     }
     if (opt.get("halo") != "staged" && opt.get("halo") != "direct")
     {
         throw InputError("putmd run: --halo '" + opt.get("halo") + "' is not a schedule; valid: staged, direct");
     }
     run.dd.schedule = opt.get("halo") == "direct" ? HaloSchedule::Direct : HaloSchedule::Staged;
+    if (PUTMD_SMPI && run.numThreads > 1)
+    {
+        throw InputError(fmt::format("putmd run: -nt {}: SimGrid's SMPI simulates ranks, not the threads inside "
+                                     "them (docs/scaling.md); use -nt 1 and more simulated ranks",
+                                     run.numThreads));
+    }
+    if (PUTMD_SMPI)
+    {
+        run.numThreads   = 1;
+        run.threadChoice = "one thread per simulated rank (SMPI)";
+    }
     if (run.numThreads == 0)
     {
         // the default layout: the cores of this machine shared by the ranks

@@ -16,13 +16,14 @@
 #include <string>
 
 #include "comm/comm_impl.h"
+#include "core/clock.h"
 
 namespace putmd::comm
 {
 
 double nowSeconds()
 {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return clockSeconds();
 }
 
 double commTimeoutSeconds()

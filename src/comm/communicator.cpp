@@ -54,6 +54,9 @@ int  g_size      = 1;
 
 bool launchedByLauncher()
 {
+#if PUTMD_SMPI
+    return true; // smpirun sets none of the variables below; every rank is simulated MPI
+#endif
     for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"})
     {
         if (std::getenv(v) != nullptr)
@@ -108,7 +111,13 @@ std::optional<Backend> parseBackend(std::string_view name)
 
 bool backendAvailable(Backend b)
 {
+#if PUTMD_SMPI
+    // SimGrid's SMPI simulates messages and one-sided operations, not
+    // shared-memory windows or OpenSHMEM
+    return b == Backend::P2p || b == Backend::Rma;
+#else
     return b != Backend::Shmem || PUTMD_HAVE_SHMEM;
+#endif
 }
 
 bool backendSupportsSubgroups(Backend b)

@@ -237,10 +237,12 @@ void ExchangeBase::exchangeSizes()
         {
             continue;
         }
-        int         flag = 0;
-        MPI_Message msg;
-        MPI_Status  status;
-        MPI_Improbe(recvPeers_[p].peer, kTagSizes, planComm_, &flag, &msg, &status);
+        // (MPI_Iprobe then MPI_Recv of that source and tag: only the main
+        // thread calls MPI, so nothing can take the probed message between
+        // the two; SimGrid's SMPI has no matched probe)
+        int        flag = 0;
+        MPI_Status status;
+        MPI_Iprobe(recvPeers_[p].peer, kTagSizes, planComm_, &flag, &status);
         if (!flag)
         {
             waiter.poll();
@@ -249,7 +251,7 @@ void ExchangeBase::exchangeSizes()
         int count = 0;
         MPI_Get_count(&status, MPI_UINT64_T, &count);
         std::vector<std::uint64_t> in(static_cast<std::size_t>(count));
-        MPI_Mrecv(in.data(), count, MPI_UINT64_T, &msg, MPI_STATUS_IGNORE);
+        MPI_Recv(in.data(), count, MPI_UINT64_T, recvPeers_[p].peer, kTagSizes, planComm_, MPI_STATUS_IGNORE);
         const auto& links = recvPeers_[p].links;
         if (in.empty() || in[0] != links.size())
         {

@@ -16,6 +16,8 @@
  */
 #include "fft/pencil_fft.h"
 
+#include "core/clock.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -39,7 +41,7 @@ namespace
 
 double now()
 {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return clockSeconds();
 }
 
 template<typename T>

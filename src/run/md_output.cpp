@@ -1,5 +1,7 @@
 #include "run/md_output.h"
 
+#include "core/clock.h"
+
 #include <cerrno>
 #include <cstring>
 #include <unistd.h>
@@ -144,13 +146,13 @@ std::vector<double> energyRow(const StepEnergies& e, bool withPressureDC)
 }
 
 Progress::Progress(long nsteps, double dt) :
-    nsteps_(nsteps), dt_(dt), terminal_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()), lastPrint_(start_)
+    nsteps_(nsteps), dt_(dt), terminal_(isatty(STDERR_FILENO) != 0), start_(clockNow()), lastPrint_(start_)
 {
 }
 
 double Progress::elapsedSeconds() const
 {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    return std::chrono::duration<double>(clockNow() - start_).count();
 }
 
 double Progress::nsPerDay(long stepsDone) const
@@ -165,7 +167,7 @@ void Progress::update(long step, bool force)
     {
         return;
     }
-    const auto   now     = std::chrono::steady_clock::now();
+    const auto   now     = clockNow();
     const double since   = std::chrono::duration<double>(now - lastPrint_).count();
     const int    percent = nsteps_ > 0 ? static_cast<int>(100 * step / nsteps_) : 100;
     if (!force && (terminal_ ? since < 1.0 : (percent / 10 == lastPercent_ / 10 || since < 10.0)))

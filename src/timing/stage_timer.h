@@ -27,6 +27,8 @@
 #include <x86intrin.h>
 #endif
 
+#include "core/clock.h"
+
 namespace putmd
 {
 
@@ -147,7 +149,7 @@ public:
     {
         if (timers_)
         {
-            t0_ = std::chrono::steady_clock::now();
+            t0_ = clockNow();
             c0_ = cycleCounter();
         }
     }
@@ -155,7 +157,7 @@ public:
     {
         if (timers_)
         {
-            seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+            seconds_ += std::chrono::duration<double>(clockNow() - t0_).count();
             cycles_ += double(cycleCounter() - c0_);
         }
     }
@@ -180,7 +182,7 @@ public:
     {
         if (timers_)
         {
-            start_  = std::chrono::steady_clock::now();
+            start_  = clockNow();
             cycles_ = cycleCounter();
             if (!isSubStage(s))
             {
@@ -194,7 +196,7 @@ public:
         {
             return;
         }
-        const double   dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+        const double   dt = std::chrono::duration<double>(clockNow() - start_).count();
         const double   dc = double(cycleCounter() - cycles_);
         timers_->add(stage_, dt, dc);
         if (!isSubStage(stage_))
