@@ -17,7 +17,8 @@
  * opened, creation is not serialised and a warning says so. It is shared by
  * every putmd job of the user on the node, which only serialises their
  * (rare, short) window creations, harmlessly. The world never takes the
- * lock: every rank takes part, so nobody else can create a window.
+ * lock: every rank takes part, so nobody else can create a window. Nor does
+ * the SMPI build (no Open MPI there; all simulated ranks in one process).
  *
  * Used by the arenas of the one-sided backends (arena.cpp) and by the rma
  * transposes of the pencil FFT (src/fft/transpose.cpp).

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# tools/simgrid/smpirun.sh — run putmd_smpi on a simulated cluster.
+#
+# usage: tools/simgrid/smpirun.sh -platform NAME|FILE -np N [-per-host K]
+#                                 [-- SMPIRUN_OPTIONS... --] PROGRAM ARGS...
+#   -platform  gbe, 10gbe, ib-fattree, torus (files in tools/simgrid/), or a
+#              platform file
+#   -np N      simulated ranks (at most 1024 on the shipped platforms)
+#   -per-host K  ranks per simulated host (default 1)
+#   PROGRAM    build-smpi/bin/putmd_smpi or putmd_smpi_d (cmake
+#              -DPUTMD_SMPI=ON), then its arguments as for putmd
+#
+# The hosts' speed is set so that one second of computation measured on
+# this machine is one simulated second (--cfg=smpi/host-speed equal to the
+# platforms' 1 Gf): the simulated cluster has this machine's cores, with the
+# network of the platform (docs/scaling.md explains the calibration).
+# MPI_Test and MPI_Iprobe cost 1 us of simulated time each (SMPI's default,
+# 100 us, would add a tenth of a millisecond to every poll of a wait loop).
+# SMPI's messages about unimplemented calls it does not need
+# (MPI_Win_sync, a no-op in one address space) are hidden.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+platform="" np="" per=1 extra=()
+die() { echo "smpirun.sh: $*" >&2; exit 2; }
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        -platform) platform=${2:?}; shift 2 ;;
+        -np) np=${2:?}; shift 2 ;;
+        -per-host) per=${2:?}; shift 2 ;;
+        --) shift; while [[ $# -gt 0 && $1 != -- ]]; do extra+=("$1"); shift; done
+            [[ $# -gt 0 ]] || die "SMPIRUN_OPTIONS must end with '--'"; shift; break ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -*) die "unknown option '$1'; valid: -platform, -np, -per-host, -- SMPIRUN_OPTIONS --" ;;
+        *) break ;;
+    esac
+done
+[[ -n $platform ]] || die "-platform is required (gbe, 10gbe, ib-fattree, torus or a file)"
+[[ $np =~ ^[0-9]+$ && $np -ge 1 ]] || die "-np '$np' is not a rank count; valid: 1 or more"
+[[ $per =~ ^[0-9]+$ && $per -ge 1 ]] || die "-per-host '$per' is not a count; valid: 1 or more"
+[[ $# -gt 0 ]] || die "no program given (build-smpi/bin/putmd_smpi run ...)"
+file=$platform
+[[ -f $file ]] || file=$here/$platform.xml
+[[ -f $file ]] || die "platform '$platform' not found; valid: gbe, 10gbe, ib-fattree, torus, or a file"
+command -v smpirun >/dev/null || die "smpirun not found; install Debian's libsimgrid-dev"
+hosts=$(mktemp)
+trap 'rm -f "$hosts"' EXIT
+for ((r = 0; r < np; r++)); do echo "node-$((r / per))"; done > "$hosts"
+smpirun -np "$np" -platform "$file" -hostfile "$hosts" --cfg=smpi/host-speed:1Gf \
+    --cfg=smpi/test:1e-6 --cfg=smpi/iprobe:1e-6 \
+    --log=smpi_mpi.thresh:error --log=xbt_cfg.thresh:warning --log=smpi_config.thresh:warning \
+    "${extra[@]}" "$@"
