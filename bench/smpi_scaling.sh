@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# bench/smpi_scaling.sh — whole MD steps on simulated clusters (SimGrid SMPI).
+#
+# usage: bench/smpi_scaling.sh [PLATFORMS] [RANKS] [SYSTEM_DIR] [STEPS]
+#   defaults: "gbe ib-fattree" "16 64" tests/data/systems/water-spce-96k 30
+# For every platform, rank count, --npme (0 and auto) and backend (p2p, rma)
+# it runs build-smpi/bin/putmd_smpi through tools/simgrid/smpirun.sh (one
+# rank per simulated host, host speed 1:1 with this machine) and prints the
+# simulated ms per step, the main stages, the share of the step spent in
+# communication (waits for the halo and PME traffic, FFT transposes, grid
+# borders, PP<->PME traffic, energy reductions) and the parallel efficiency against the
+# smallest rank count of the same platform, layout and backend.
+# Memory: every simulated rank holds the whole input, about 40 MB for
+# water-spce-96k, and all of them live in this one process: 64 ranks need
+# about 2.7 GB, 256 about 11 GB.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+platforms=${1:-gbe ib-fattree}
+counts=${2:-16 64}
+system=${3:-$root/tests/data/systems/water-spce-96k}
+steps=${4:-30}
+smpi=$root/build-smpi/bin/putmd_smpi
+[[ -x $smpi ]] || { echo "smpi_scaling.sh: build $smpi first (cmake -S . -B build-smpi -DPUTMD_SMPI=ON)" >&2; exit 2; }
+export PUTMD_FFTW_PLAN=estimate
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# the water systems share one md.mdp (water-spce-96k ships none)
+mdp=$system/md.mdp
+[[ -f $mdp ]] || mdp=$root/tests/data/systems/water-spce-12k/md.mdp
+grep -v -i -E "^ *(nstcalcenergy|nstenergy|nstlog|nstxout-compressed|ld-seed) *=" "$mdp" > "$work/run.mdp"
+printf 'nstcalcenergy = 100\nnstenergy = 100\nnstlog = 0\nnstxout-compressed = 0\nld-seed = 2718\n' >> "$work/run.mdp"
+echo "CPU (simulated hosts compute as this one): $(lscpu | sed -n 's/^Model name: *//p'), kernel instruction set: $(grep -q avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)"
+echo "system: $(basename "$system"), $steps steps; SimGrid $(smpirun -version 2>/dev/null | head -1 | awk '{print $NF}')"
+stage() { # log stage -> ms per step
+    awk -v s="$2" -v n="$steps" '{ line = $0; sub(/^ +/, "", line)
+        if (index(line, s " ") == 1 && substr(line, length(s) + 1) ~ /^ +[0-9]/) {
+            split(substr(line, length(s) + 1), f, " "); printf "%.3f", f[4] * 1000 / n; found = 1; exit }
+    } END { if (!found) printf "0" }' "$1"
+}
+printf '%-11s %5s %5s %4s %9s %8s %8s %8s %6s %6s %s\n' platform ranks npme comm "ms/step" Force PME "comm%" "eff" "ns/day" "layout"
+declare -A base
+for p in $platforms; do
+  for n in $counts; do
+    for npme in 0 auto; do
+      for comm in p2p rma; do
+        out=$work/$p-$n-$npme-$comm
+        if ! "$root/tools/simgrid/smpirun.sh" -platform "$p" -np "$n" "$smpi" run -p "$system/topol.top" \
+               -c "$system/conf.gro" -f "$work/run.mdp" -nsteps "$steps" --npme "$npme" --comm "$comm" \
+               -deffnm "$out" > "$out.out" 2>&1; then
+            printf '%-11s %5s %5s %4s  failed: %s\n' "$p" "$n" "$npme" "$comm" "$(grep -m1 -E 'error|timed out' "$out.out" | cut -c1-150)"
+            continue
+        fi
+        total=$(awk -v n="$steps" '/^Wall time/ {printf "%.3f", $3 * 1000 / n}' "$out.log")
+        comm_ms=0
+        for s in "Wait comm. coord." "Wait comm. force" "PME 3D-FFT comm." "PME grid comm." "PME redist. X" "PME redist. F" "PP->PME send X" "Wait PME F" "Energy reduction"; do
+            comm_ms=$(awk -v a="$comm_ms" -v b="$(stage "$out.log" "$s")" 'BEGIN {print a + b}')
+        done
+        key=$p-$npme-$comm
+        [[ -n ${base[$key]:-} ]] || base[$key]="$n $total"
+        read -r n0 t0 <<< "${base[$key]}"
+        layout=$(grep -o 'PME: [^(]*' "$out.log" | head -2 | tail -1 | sed 's/PME: //; s/ *$//')
+        printf '%-11s %5s %5s %4s %9s %8s %8s %7.0f%% %6.2f %6s %s\n' "$p" "$n" "$npme" "$comm" "$total" \
+            "$(stage "$out.log" Force)" "$(stage "$out.log" "PME mesh")" \
+            "$(awk -v a="$comm_ms" -v b="$total" 'BEGIN {print 100 * a / b}')" \
+            "$(awk -v a="$t0" -v b="$total" -v m="$n0" -v k="$n" 'BEGIN {printf "%.2f", a * m / (b * k)}')" \
+            "$(awk '/^Performance/ {print $2}' "$out.log")" "$layout"
+      done
+    done
+  done
+done
