@@ -8,7 +8,8 @@
 #  2. --comm shm across hosts is refused with advice;
 #  3. nothing is left behind: after normal runs, after a failing command and
 #     after SIGTERM to the launcher mid-run, no namespace, no keeper process
-#     and no work directory of the cluster remain.
+#     and no work directory of the cluster remain;
+#  4. an unreachable host is named within 30 s.
 # usage: run_cluster_test.sh PUTMD_D SYSTEM_DIR
 set -u
 putmd=$1
@@ -65,6 +66,17 @@ rc=$?
 [[ $rc -ne 0 ]] || fail "the launcher exited 0 after SIGTERM"
 left=$(leftovers); [[ -z $left ]] || fail "left behind after SIGTERM:$left"
 pgrep -f "^sleep 60" >/dev/null && fail "the job's processes survived SIGTERM: $(pgrep -af '^sleep 60')"
+
+# 4. an unreachable host (its cable pulled after the links came up) is named
+#    within 30 s, and nothing is left
+start=$SECONDS
+out=$(PUTMD_CLUSTER_CUT_HOST=1 timeout 60 "$hosts" -k 2 -s 1 true 2>&1)
+rc=$?
+took=$((SECONDS - start))
+if [[ $rc -eq 0 || $rc -eq 124 ]] || ! grep -q "host $PUTMD_CLUSTER_NAME-h1 (10.77.0.2) is unreachable" <<<"$out" || [[ $took -gt 30 ]]; then
+    fail "an unreachable host was not named within 30 s (exit $rc after $took s): $out"
+fi
+left=$(leftovers); [[ -z $left ]] || fail "left behind after an unreachable host:$left"
 
 if [[ $failed -eq 0 ]]; then echo passed; else echo FAILED; fi
 exit $failed

@@ -152,6 +152,27 @@ for _ in $(seq 100); do
 done
 [[ $ready -eq 1 ]] || die "the hosts' links did not come up within 5 s"
 
+# PUTMD_CLUSTER_CUT_HOST=K (tests): pull host K's cable, the bridge port
+# going down after the links came up, to check the error below
+if [[ -n ${PUTMD_CLUSTER_CUT_HOST:-} ]]; then
+    [[ $PUTMD_CLUSTER_CUT_HOST =~ ^[0-9]+$ && $PUTMD_CLUSTER_CUT_HOST -lt $hosts ]] \
+        || die "PUTMD_CLUSTER_CUT_HOST '$PUTMD_CLUSTER_CUT_HOST' is not a host; valid: 0..$((hosts - 1))"
+    ip -n "$sw" link set "p$PUTMD_CLUSTER_CUT_HOST" down
+fi
+
+# every host must answer host 0 (where mpirun runs) over TCP before the job
+# starts: a connection to a port nobody listens on is refused at once by a
+# host that is reachable, and times out or finds no route otherwise. An
+# unreachable host is named here, within seconds, instead of mpirun waiting
+# for a daemon that cannot call back.
+for ((h = 1; h < hosts; h++)); do
+    addr=10.77.0.$((h + 1))
+    probe=$(ip netns exec "$name-h0" timeout 3 bash -c "exec 3<>/dev/tcp/$addr/9" 2>&1 || true)
+    if [[ $probe != *"refused"* ]]; then
+        die "host $name-h$h ($addr) is unreachable from $name-h0, where mpirun runs: ${probe:-no answer within 3 s}; check its link (ip -n $name-h$h link show eth0, bridge -n $sw link show)"
+    fi
+done
+
 # the ranks get the caller's PATH and putmd's own settings where set
 pass_env=(-x PATH)
 for v in LD_LIBRARY_PATH OMP_NUM_THREADS $(compgen -e | grep '^PUTMD_' || true); do
@@ -163,15 +184,43 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # share one core (4 ms per message, a scheduler tick, instead of 20 us).
 # mpirun runs in the background and the script waits for it, so that a
 # signal to this script is handled at once (bash runs traps only between
-# foreground commands) and tears the hosts down, mpirun included
+# foreground commands) and tears the hosts down, mpirun included.
+# orte_startup_timeout: a daemon that does not report within 25 s fails the
+# launch (Open MPI's default is to wait for ever); the watchdog below covers
+# a launch that hangs before the daemon exists
 nsenter -t "$(cat "$dir/keeper0")" --net --uts --mount -- \
     mpirun --hostfile "$dir/hostfile" -np "$ranks" --map-by slot --bind-to none -wdir "$PWD" \
     --mca plm_rsh_agent "$dir/agent" \
     --mca btl tcp,self,vader --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
-    --mca osc pt2pt,sm --mca pml ob1 \
+    --mca osc pt2pt,sm --mca pml ob1 --mca orte_startup_timeout 25 \
     "${pass_env[@]}" "${mpirun_extra[@]}" "$@" <&0 &
+job=$!
+
+# the launch watchdog: the daemon of every other host the job uses must be
+# running in that host within 25 s (a launcher that hangs, as ssh can,
+# would otherwise keep mpirun waiting for ever)
+used=$(((ranks + slots - 1) / slots))
+seen=()
+for ((t = 0; t < 50; t++)); do
+    missing=()
+    for ((h = 1; h < used; h++)); do
+        if [[ -z ${seen[h]:-} ]]; then
+            for pid in $(ip netns pids "$name-h$h" 2>/dev/null); do
+                [[ $(cat "/proc/$pid/comm" 2>/dev/null) == orted ]] && { seen[h]=1; break; }
+            done
+        fi
+        [[ -n ${seen[h]:-} ]] || missing+=("$name-h$h (10.77.0.$((h + 1)))")
+    done
+    [[ ${#missing[@]} -eq 0 ]] && break
+    kill -0 "$job" 2>/dev/null || break
+    sleep 0.5
+done
+if [[ ${#missing[@]} -gt 0 ]] && kill -0 "$job" 2>/dev/null; then
+    kill -TERM "$job" 2>/dev/null || true
+    die "the MPI daemon did not start within 25 s on: ${missing[*]}; the launch through $dir/agent hangs there"
+fi
 set +e
-wait $!
+wait $job
 status=$?
 set -e
 exit $status
