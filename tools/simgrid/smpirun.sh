@@ -41,6 +41,8 @@ done
 file=$platform
 [[ -f $file ]] || file=$here/$platform.xml
 [[ -f $file ]] || die "platform '$platform' not found; valid: gbe, 10gbe, ib-fattree, torus, or a file"
+# SimGrid aborts on a bad platform; say first which file, line and host
+python3 "$here/check_platform.py" "$file" $(((np + per - 1) / per)) || exit 2
 command -v smpirun >/dev/null || die "smpirun not found; install Debian's libsimgrid-dev"
 hosts=$(mktemp)
 trap 'rm -f "$hosts"' EXIT
