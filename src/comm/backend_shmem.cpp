@@ -37,6 +37,8 @@
 #include <cstring>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "comm/backends.h"
 #include "comm/onesided.h"
 
@@ -202,19 +204,27 @@ private:
 
 void checkShmemUsable(Communicator::Impl& comm)
 {
-    // osc/rdma must be excluded (see the file comment). mpirun --mca osc X
-    // reaches the ranks as OMPI_MCA_osc.
-    const char*       v   = std::getenv("OMPI_MCA_osc");
-    const std::string osc = v ? v : "";
-    const bool        rdmaExcluded =
-            !osc.empty()
-            && ((osc[0] == '^' && osc.find("rdma") != std::string::npos)
-                || (osc[0] != '^' && osc.find("rdma") == std::string::npos));
-    if (!rdmaExcluded)
+    // osc/rdma must not be loadable and osc/ucx must be (see the file
+    // comment). mpirun --mca osc X reaches the ranks as OMPI_MCA_osc: a list
+    // of components, or one of those to leave out after '^'.
+    const char*       v       = std::getenv("OMPI_MCA_osc");
+    const std::string osc     = v ? v : "";
+    const bool        exclude = !osc.empty() && osc[0] == '^';
+    auto              listed  = [&](const std::string& name)
     {
-        fail("the shmem backend needs Open MPI's osc/rdma component disabled: with OpenSHMEM initialised, "
-             "Open MPI 4.1 crashes in MPI_Finalize when osc/rdma is loaded. Run with 'mpirun --mca osc ^rdma ...' "
-             "(or export OMPI_MCA_osc=^rdma), or choose another backend (--comm p2p|rma|shm).");
+        const std::string list = "," + osc.substr(exclude ? 1 : 0) + ",";
+        return list.find("," + name + ",") != std::string::npos;
+    };
+    const bool rdma = osc.empty() || (exclude ? !listed("rdma") : listed("rdma"));
+    const bool ucx  = osc.empty() || (exclude ? !listed("ucx") : listed("ucx"));
+    if (rdma || !ucx)
+    {
+        fail(fmt::format("the shmem backend needs Open MPI's one-sided components set so: osc/rdma left out and "
+                         "osc/ucx available (OMPI_MCA_osc is '{}'). With OpenSHMEM initialised, Open MPI 4.1 "
+                         "crashes in MPI_Finalize when osc/rdma is loaded, or when osc/ucx is not (measured with "
+                         "pt2pt, sm and pt2pt,sm). Run with 'mpirun --mca osc ^rdma ...' (or export "
+                         "OMPI_MCA_osc=^rdma), or choose another backend (--comm p2p|rma|shm).",
+                         osc));
     }
     shmemInitOnce();
     (void)comm;

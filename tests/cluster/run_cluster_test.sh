@@ -5,10 +5,12 @@
 #     of one rank in putmd_d, bitwise identical across backends, and the
 #     auto log naming shm within the hosts and p2p or rma between them
 #     (run_dd_md_test.py);
-#  2. --comm shm across hosts is refused with advice;
+#  2. --comm shm across hosts is refused with advice, and so is --comm
+#     shmem (Open MPI's one-sided components there: see backend_shmem.cpp);
 #  3. nothing is left behind: after normal runs, after a failing command and
 #     after SIGTERM to the launcher mid-run, no namespace, no keeper process
-#     and no work directory of the cluster remain;
+#     and no work directory of the cluster remain, also when a second
+#     SIGTERM comes during the teardown;
 #  4. an unreachable host is named within 30 s.
 # usage: run_cluster_test.sh PUTMD_D SYSTEM_DIR
 set -u
@@ -48,6 +50,20 @@ if [[ $rc -eq 0 ]] || ! grep -q "the shm backend needs every rank on one node" <
 fi
 left=$(leftovers); [[ -z $left ]] || fail "left behind after a refused run:$left"
 
+# 2b. shmem on the namespace hosts (osc pt2pt there) is refused at start-up
+#     with advice: Open MPI crashes in MPI_Finalize after OpenSHMEM without
+#     osc/ucx
+work=$(mktemp -d)
+out=$("$hosts" -k 2 -s 1 "$putmd" run -p "$system/topol.top" -c "$system/conf.gro" -f "$system/md.mdp" \
+      -nsteps 2 -nt 1 --comm shmem -deffnm "$work/shmem" 2>&1)
+rc=$?
+rm -rf "$work"
+if [[ $rc -eq 0 ]] || ! grep -q "the shmem backend needs Open MPI's one-sided components set so" <<<"$out" \
+        || grep -qi "segmentation" <<<"$out"; then
+    fail "--comm shmem on the namespace hosts was not refused with a message (exit $rc): ${out: -600}"
+fi
+left=$(leftovers); [[ -z $left ]] || fail "left behind after a refused shmem run:$left"
+
 # 3a. a failing command
 "$hosts" -k 2 -s 1 false >/dev/null 2>&1 && fail "a failing command did not fail the launcher"
 left=$(leftovers); [[ -z $left ]] || fail "left behind after a failing command:$left"
@@ -66,6 +82,22 @@ rc=$?
 [[ $rc -ne 0 ]] || fail "the launcher exited 0 after SIGTERM"
 left=$(leftovers); [[ -z $left ]] || fail "left behind after SIGTERM:$left"
 pgrep -f "^sleep 60" >/dev/null && fail "the job's processes survived SIGTERM: $(pgrep -af '^sleep 60')"
+
+# 3c. a second SIGTERM during the teardown (timeout(1) signals the
+#     launcher and then its whole process group; mpirun may pass one on)
+"$hosts" -k 2 -s 1 sleep 60 >/dev/null 2>&1 &
+launcher=$!
+for _ in $(seq 100); do
+    [[ $(pgrep -fc "^sleep 60") -ge 2 ]] && break
+    sleep 0.1
+done
+kill -TERM "$launcher"
+sleep 0.1
+kill -TERM "$launcher" 2>/dev/null
+wait "$launcher"
+for _ in $(seq 20); do pgrep -f "^sleep 60" >/dev/null || break; sleep 0.1; done
+left=$(leftovers); [[ -z $left ]] || fail "left behind after two SIGTERMs:$left"
+pgrep -f "^sleep 60" >/dev/null && fail "the job's processes survived two SIGTERMs: $(pgrep -af '^sleep 60')"
 
 # 4. an unreachable host (its cable pulled after the links came up) is named
 #    within 30 s, and nothing is left

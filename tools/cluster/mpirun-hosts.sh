@@ -94,7 +94,12 @@ fi
 status=0
 cleanup() {
     local rc=$?
-    trap - EXIT INT TERM HUP PIPE
+    # signals are ignored while tearing down, not reset to their default:
+    # a second SIGTERM (timeout(1) signals the child and then its whole
+    # process group) would otherwise kill the script half-way and leave the
+    # namespaces behind
+    trap - EXIT
+    trap '' INT TERM HUP PIPE
     if [[ $keep -eq 1 && $rc -eq 0 ]]; then
         echo "mpirun-hosts.sh: hosts kept; remove them with: $0 --down $name" >&2
     else
