@@ -68,14 +68,19 @@ left=$(leftovers); [[ -z $left ]] || fail "left behind after a refused shmem run
 "$hosts" -k 2 -s 1 false >/dev/null 2>&1 && fail "a failing command did not fail the launcher"
 left=$(leftovers); [[ -z $left ]] || fail "left behind after a failing command:$left"
 
+# a job of "sleep 60" on both hosts, in the background: $launcher
+start_sleep_job() {
+    "$hosts" -k 2 -s 1 sleep 60 >/dev/null 2>&1 &
+    launcher=$!
+    for _ in $(seq 100); do
+        [[ $(pgrep -fc "^sleep 60") -ge 2 ]] && return
+        sleep 0.1
+    done
+    fail "the job of the signal test did not start on both hosts"
+}
+
 # 3b. SIGTERM while the job runs
-"$hosts" -k 2 -s 1 sleep 60 >/dev/null 2>&1 &
-launcher=$!
-for _ in $(seq 100); do
-    [[ $(pgrep -fc "^sleep 60") -ge 2 ]] && break
-    sleep 0.1
-done
-[[ $(pgrep -fc "^sleep 60") -ge 2 ]] || fail "the job of the signal test did not start on both hosts"
+start_sleep_job
 kill -TERM "$launcher"
 wait "$launcher"
 rc=$?
@@ -85,12 +90,7 @@ pgrep -f "^sleep 60" >/dev/null && fail "the job's processes survived SIGTERM: $
 
 # 3c. a second SIGTERM during the teardown (timeout(1) signals the
 #     launcher and then its whole process group; mpirun may pass one on)
-"$hosts" -k 2 -s 1 sleep 60 >/dev/null 2>&1 &
-launcher=$!
-for _ in $(seq 100); do
-    [[ $(pgrep -fc "^sleep 60") -ge 2 ]] && break
-    sleep 0.1
-done
+start_sleep_job
 kill -TERM "$launcher"
 sleep 0.1
 kill -TERM "$launcher" 2>/dev/null
