@@ -190,9 +190,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # mpirun runs in the background and the script waits for it, so that a
 # signal to this script is handled at once (bash runs traps only between
 # foreground commands) and tears the hosts down, mpirun included.
-# orte_startup_timeout: a daemon that does not report within 25 s fails the
-# launch (Open MPI's default is to wait for ever); the watchdog below covers
-# a launch that hangs before the daemon exists
+# orte_startup_timeout 25: Open MPI's own limit on the launch (its default
+# is none); it did not fire for a launch agent that hangs, which is what the
+# watchdog below is for
 nsenter -t "$(cat "$dir/keeper0")" --net --uts --mount -- \
     mpirun --hostfile "$dir/hostfile" -np "$ranks" --map-by slot --bind-to none -wdir "$PWD" \
     --mca plm_rsh_agent "$dir/agent" \
