@@ -11,13 +11,26 @@
 namespace putmd
 {
 
+int haloPulses(const Box& box, int d, int n, double haloDistance)
+{
+    const double w = box.perpendicularWidth(d) / n;
+    if (n == 1 || w >= haloDistance)
+    {
+        return 1;
+    }
+    const int p = static_cast<int>(std::ceil(haloDistance / w));
+    // ceil of a ratio just above an integer by rounding: the widths must cover the halo
+    const int pulses = p * w >= haloDistance ? p : p + 1;
+    return pulses <= kMaxHaloPulses && pulses < n ? pulses : 0;
+}
+
 double ddHaloVolume(const Box& box, const std::array<int, 3>& n, double haloDistance)
 {
     double withHalo = 1, without = 1;
     for (int d = 0; d < 3; d++)
     {
         const double w = box.perpendicularWidth(d) / n[d];
-        if (n[d] > 1 && w < haloDistance)
+        if (haloPulses(box, d, n[d], haloDistance) == 0)
         {
             return std::numeric_limits<double>::infinity();
         }
@@ -29,7 +42,16 @@ double ddHaloVolume(const Box& box, const std::array<int, 3>& n, double haloDist
 
 std::string describeGrid(const DdGrid& g)
 {
-    return fmt::format("{} x {} x {}", g.n[0], g.n[1], g.n[2]);
+    std::string pulses;
+    for (int d = 0; d < 3; d++)
+    {
+        if (g.pulses[d] > 1)
+        {
+            pulses += fmt::format("{}{} in {}", pulses.empty() ? "" : ", ", g.pulses[d], "xyz"[d]);
+        }
+    }
+    return fmt::format("{} x {} x {}", g.n[0], g.n[1], g.n[2])
+           + (pulses.empty() ? std::string() : " (halo pulses: " + pulses + ")");
 }
 
 namespace
@@ -88,12 +110,21 @@ DdGrid chooseDdGrid(const Box& box, int numRanks, double haloDistance, const std
                                            box.perpendicularWidth(1), box.perpendicularWidth(2));
     const std::string why    = fmt::format(
             "each cut dimension needs domains at least {:.3f} nm wide (the pair-list radius plus twice the "
-            "largest update-group radius); the box's perpendicular widths are {}",
-            haloDistance, widths);
-    DdGrid g;
+            "largest update-group radius) for one halo pulse, or 1/P of that for P pulses with P at most {} and "
+            "below the number of domains in that dimension; the box's perpendicular widths are {}",
+            haloDistance, kMaxHaloPulses, widths);
+    auto withPulses = [&](const std::array<int, 3>& n) {
+        DdGrid g;
+        g.n = n;
+        for (int d = 0; d < 3; d++)
+        {
+            g.pulses[d] = haloPulses(box, d, n[d], haloDistance);
+        }
+        return g;
+    };
     if (forced)
     {
-        g.n = *forced;
+        const DdGrid g = withPulses(*forced);
         if (g.size() != numRanks)
         {
             throw InputError(fmt::format("-dd {} {} {} makes {} domains, but the job has {} ranks; the three numbers "
@@ -102,7 +133,7 @@ DdGrid chooseDdGrid(const Box& box, int numRanks, double haloDistance, const std
         }
         for (int d = 0; d < 3; d++)
         {
-            if (g.n[d] > 1 && box.perpendicularWidth(d) / g.n[d] < haloDistance)
+            if (g.pulses[d] == 0)
             {
                 throw InputError(fmt::format("-dd {} {} {}: domains in dimension {} would be {:.3f} nm wide; {}. "
                                              "Leave out -dd to let putmd choose",
@@ -111,16 +142,29 @@ DdGrid chooseDdGrid(const Box& box, int numRanks, double haloDistance, const std
         }
         return g;
     }
-    double best = std::numeric_limits<double>::infinity();
+    DdGrid g;
+    double best      = std::numeric_limits<double>::infinity();
+    int    bestExtra = 0;
     for (const auto& f : factorisations(numRanks))
     {
         const double v = ddHaloVolume(box, f, haloDistance);
-        // ties (within rounding): prefer more cuts in x, then y
-        if (v < best * (1 - 1e-12) || (std::isfinite(v) && std::abs(v - best) <= 1e-12 * best
-                                       && (f[0] > g.n[0] || (f[0] == g.n[0] && f[1] > g.n[1]))))
+        if (!std::isfinite(v))
         {
-            best = v;
-            g.n  = f;
+            continue;
+        }
+        const int extra = withPulses(f).extraPulses();
+        // fewer extra pulses first; then the smaller volume; ties (within
+        // rounding): prefer more cuts in x, then y
+        const bool better = !std::isfinite(best) || extra < bestExtra
+                            || (extra == bestExtra
+                                && (v < best * (1 - 1e-12)
+                                    || (std::abs(v - best) <= 1e-12 * best
+                                        && (f[0] > g.n[0] || (f[0] == g.n[0] && f[1] > g.n[1])))));
+        if (better)
+        {
+            best      = v;
+            bestExtra = extra;
+            g         = withPulses(f);
         }
     }
     if (!std::isfinite(best))

@@ -69,9 +69,12 @@ constexpr size_t kVectorBytes        = 3 * sizeof(real);
  * forces come back on them. */
 struct DomainDecomposition::Pulse
 {
+    int                             dim  = -1; // staged: the dimension
+    int                             step = 0;  // staged: 0 for the next domain's halo, k for the k-th further
     std::unique_ptr<comm::Exchange> setup, x, f;
     std::vector<int>                sendPeer, recvPeer;
-    std::vector<int>                sendZone; // direct: the zone mask each send link serves
+    std::vector<int>                sendZone; // the zone mask each send link serves
+    std::vector<std::array<int, 3>> sendOffset; // direct: the receiver's domain offset below this one
     std::vector<std::vector<int>>   sendIndex;
     std::vector<int>                recvStart, recvCount;
     std::vector<RVec>               recvShift;
@@ -89,14 +92,28 @@ DomainDecomposition::DomainDecomposition(comm::Communicator& comm, const Topolog
     coord_        = grid_.coordinatesOf(comm.rank());
     firstCopy_.assign(global.numAtoms, -1);
 
-    const int numPulses = options.schedule == HaloSchedule::Staged ? 3 : 1;
-    for (int p = 0; p < numPulses; p++)
-    {
+    auto addPulse = [&](int dim, int step) {
         auto pulse   = std::make_unique<Pulse>();
+        pulse->dim   = dim;
+        pulse->step  = step;
         pulse->setup = comm.makeExchange(comm::Phase::Setup);
         pulse->x     = comm.makeExchange(comm::Phase::HaloX);
         pulse->f     = comm.makeExchange(comm::Phase::HaloF);
         pulses_.push_back(std::move(pulse));
+    };
+    if (options.schedule == HaloSchedule::Staged)
+    {
+        for (int d = 0; d < 3; d++)
+        {
+            for (int k = 0; k < grid_.pulses[d]; k++)
+            {
+                addPulse(d, k);
+            }
+        }
+    }
+    else
+    {
+        addPulse(-1, 0);
     }
     for (int d = 0; d < 3; d++)
     {
@@ -367,22 +384,45 @@ void DomainDecomposition::repartition(std::vector<RVec>& xHome, std::vector<RVec
 }
 
 /* Selects, packs and exchanges the halo atoms, pulse by pulse, recording
- * the send lists and receive ranges every step reuses. */
+ * the send lists and receive ranges every step reuses.
+ *
+ * Staged: the pulses of dimension d run in order k = 0 .. P-1. Pulse 0
+ * sends every group this rank has so far (home and the halo of earlier
+ * dimensions) that lies within the halo distance of its lower face, to the
+ * lower neighbour; pulse k > 0 forwards, by the same test, the groups that
+ * arrived in pulse k-1 (they come from k domains up). Direct: one link per
+ * domain offset o in {0..P_x} x {0..P_y} x {0..P_z}, o != 0, each sending
+ * the home groups within the halo distance of the receiver's upper faces
+ * (the receiver's upper face in d lies o_d - 1 domain widths below this
+ * rank's lower face). Either way a copy's zone bit d says it came from
+ * above in d, from however many domains up. */
 void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& box)
 {
+    for (int d = 0; d < 3; d++)
+    {
+        if (grid_.n[d] > 1 && grid_.pulses[d] * box.perpendicularWidth(d) / grid_.n[d] < haloDistance_)
+        {
+            throw SimulationError(fmt::format(
+                    "the box shrank to {:.3f} nm in {}: {} domains with {} halo pulse(s) no longer cover the halo "
+                    "distance {:.3f} nm; run with fewer domains in {} (-dd) or a stiffer pressure coupling",
+                    box.perpendicularWidth(d), "xyz"[d], grid_.n[d], grid_.pulses[d], haloDistance_, "xyz"[d]));
+        }
+    }
     globalIndex_.resize(numHome_);
     zone_.assign(numHome_, 0);
     xLocal_.assign(xHome.begin(), xHome.begin() + numHome_);
     std::vector<int> groupStart = homeGroupStart_; // of every local group copy
 
-    auto nearLowerFaces = [&](int begin, int count, int mask) {
+    // within the halo distance of the upper faces of the domain at offset
+    // -o (each d with o_d > 0)
+    auto nearReceiver = [&](int begin, int count, const std::array<int, 3>& o) {
         const DVec s = box.toFractional(groupCentre(xLocal_, begin, count));
         for (int d = 0; d < 3; d++)
         {
-            if (mask & (1 << d))
+            if (o[d] > 0)
             {
-                const double lo = double(coord_[d]) / grid_.n[d];
-                if ((s[d] - lo) * box.perpendicularWidth(d) >= haloDistance_)
+                const double upperFace = double(coord_[d] - o[d] + 1) / grid_.n[d];
+                if ((s[d] - upperFace) * box.perpendicularWidth(d) >= haloDistance_)
                 {
                     return false;
                 }
@@ -390,49 +430,66 @@ void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& b
         }
         return true;
     };
-    auto rankAt = [&](int mask, int sign) {
+    auto rankAt = [&](const std::array<int, 3>& o, int sign) {
         std::array<int, 3> c = coord_;
         for (int d = 0; d < 3; d++)
         {
-            if (mask & (1 << d))
-            {
-                c[d] = (c[d] + sign + grid_.n[d]) % grid_.n[d];
-            }
+            c[d] = ((c[d] + sign * o[d]) % grid_.n[d] + grid_.n[d]) % grid_.n[d];
         }
         return grid_.rankOf(c);
     };
+    auto maskOf = [](const std::array<int, 3>& o) {
+        return (o[0] > 0 ? 1 : 0) | (o[1] > 0 ? 2 : 0) | (o[2] > 0 ? 4 : 0);
+    };
 
+    int previousBegin = 0, previousEnd = 0; // groups received by the previous pulse
     for (size_t p = 0; p < pulses_.size(); p++)
     {
         Pulse& pulse = *pulses_[p];
         pulse.sendPeer.clear();
         pulse.recvPeer.clear();
         pulse.sendZone.clear();
+        pulse.sendOffset.clear();
         pulse.sendIndex.clear();
         pulse.recvShift.clear();
         pulse.recvShiftMask.clear();
-        // the zones this unit serves: one dimension per staged pulse, all 7 at once for direct
-        std::vector<int> masks;
+        // the domain offsets this unit serves: one per staged pulse, all at once for direct
+        std::vector<std::array<int, 3>> offsets;
         if (options_.schedule == HaloSchedule::Staged)
         {
-            masks = { 1 << p };
+            std::array<int, 3> o{ 0, 0, 0 };
+            o[pulse.dim] = 1;
+            offsets.push_back(o);
         }
         else
         {
-            masks = { 1, 2, 3, 4, 5, 6, 7 };
+            for (int oz = 0; oz <= grid_.pulses[2]; oz++)
+                for (int oy = 0; oy <= grid_.pulses[1]; oy++)
+                    for (int ox = 0; ox <= grid_.pulses[0]; ox++)
+                    {
+                        if (ox + oy + oz > 0)
+                        {
+                            offsets.push_back({ ox, oy, oz });
+                        }
+                    }
         }
         const int numCandidateGroups = static_cast<int>(groupStart.size()) - 1;
-        for (int mask : masks)
+        // staged pulse 0 and direct: every group so far (direct: home only);
+        // a further staged pulse: what the previous one brought
+        const bool forwarding = options_.schedule == HaloSchedule::Staged && pulse.step > 0;
+        const int  firstGroup = forwarding ? previousBegin : 0;
+        const int  endGroup   = forwarding ? previousEnd : numCandidateGroups;
+        for (const auto& o : offsets)
         {
-            pulse.sendPeer.push_back(rankAt(mask, -1));
-            pulse.recvPeer.push_back(rankAt(mask, +1));
-            pulse.sendZone.push_back(mask);
+            pulse.sendPeer.push_back(rankAt(o, -1));
+            pulse.recvPeer.push_back(rankAt(o, +1));
+            pulse.sendZone.push_back(maskOf(o));
+            pulse.sendOffset.push_back(o);
             std::vector<int> send;
-            for (int g = 0; g < numCandidateGroups; g++)
+            for (int g = firstGroup; g < endGroup; g++)
             {
                 const int b = groupStart[g], n = groupStart[g + 1] - b;
-                // staged forwards everything received so far; direct sends home groups only
-                if ((options_.schedule == HaloSchedule::Direct && b >= numHome_) || !nearLowerFaces(b, n, mask))
+                if ((options_.schedule == HaloSchedule::Direct && b >= numHome_) || !nearReceiver(b, n, o))
                 {
                     continue;
                 }
@@ -446,7 +503,7 @@ void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& b
             int  shiftMask = 0;
             for (int d = 0; d < 3; d++)
             {
-                if ((mask & (1 << d)) && coord_[d] + 1 == grid_.n[d])
+                if (o[d] > 0 && coord_[d] + o[d] >= grid_.n[d])
                 {
                     shift += boxVector(box, d);
                     shiftMask |= 1 << d;
@@ -455,7 +512,8 @@ void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& b
             pulse.recvShift.push_back(shift);
             pulse.recvShiftMask.push_back(shiftMask);
         }
-        const int numLinks = static_cast<int>(masks.size());
+        previousBegin = static_cast<int>(groupStart.size()) - 1;
+        const int numLinks = static_cast<int>(offsets.size());
         // indices, zones and coordinates, once per search
         std::vector<comm::SendLink> links;
         for (int k = 0; k < numLinks; k++)
@@ -513,6 +571,7 @@ void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& b
         }
         pulse.x->plan(xLinks, pulse.recvPeer);
         pulse.f->plan(fLinks, pulse.sendPeer);
+        previousEnd = static_cast<int>(groupStart.size()) - 1;
     }
     // every copy of each atom, for the bonded and exclusion assignment
     nextCopy_.assign(globalIndex_.size(), -1);

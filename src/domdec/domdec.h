@@ -8,10 +8,12 @@
  * that left migrate to the neighbour domain, in three staged pulses (x, y,
  * z), so a group that crossed a corner arrives via its edge neighbours.
  *
- * Halo (eighth shell). A rank also sees copies of the atoms of its seven
- * "upper" neighbours (domain offsets s in {0,1}^3, s != 0) whose groups lie
- * within the halo distance of its upper faces. Each local atom carries the
- * zone bit mask s it came from (home atoms 0). Coordinates of a copy are the
+ * Halo (eighth shell). A rank also sees copies of the atoms of its "upper"
+ * neighbours (domain offsets o in {0..P_x} x {0..P_y} x {0..P_z}, o != 0,
+ * with P_d the halo pulses of dimension d: 1 where domains are at least the
+ * halo distance wide, up to 3 for narrower ones, dd_grid.h) whose groups
+ * lie within the halo distance of its upper faces. Each local atom carries
+ * the zone bit mask it came from (bit d: o_d > 0; home atoms 0). Coordinates of a copy are the
  * image next to this domain (box vectors added across the periodic edge),
  * so every distance on a rank is a plain difference. A dimension with one
  * domain takes its halo from the rank itself (a local copy), which keeps
@@ -26,8 +28,9 @@
  * the far side of a face from another atom within the halo distance.
  *
  * Two halo schedules move the same atoms: staged pulses (x, then y, then z,
- * forwarding what was received, 3 messages out per step) and direct
- * exchange with every zone's rank (up to 7 messages). Forces go back the
+ * forwarding what was received; P_d pulses in d, the k-th forwarding what
+ * the (k-1)-th brought; P_x + P_y + P_z messages out per step) and direct
+ * exchange with every zone's rank ((P_x+1)(P_y+1)(P_z+1) - 1 messages). Forces go back the
  * reverse way. All traffic goes through comm::Exchange, so the backend
  * (p2p, rma, shm, shmem) is a run-time choice that changes no result bit.
  */
@@ -198,7 +201,7 @@ private:
     std::vector<int> firstCopy_;      // global -> first local copy (-1)
     std::vector<int> nextCopy_;       // local -> next copy of the same atom (-1)
 
-    std::vector<std::unique_ptr<Pulse>> pulses_; // staged: x, y, z; direct: one
+    std::vector<std::unique_ptr<Pulse>> pulses_; // staged: x (P_x), y (P_y), z (P_z); direct: one
     std::vector<std::unique_ptr<comm::Exchange>> migration_; // per dimension
 
     // per listed type: the interactions each atom is the first atom of (CSR)

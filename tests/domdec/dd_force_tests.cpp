@@ -17,7 +17,9 @@
  * every transpose algorithm and backend.
  * PUTMD_DD_TEST_FRAMES=N keeps only the first N of the three frames.
  */
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -300,11 +302,38 @@ int main(int argc, char** argv)
         x0.push_back(RVec(p));
     }
     // frames: the input, a shift across domain and box edges, random moves
-    const Box&                     box = in.coordinates.box;
-    // less than a domain width (at least the halo distance, > 1 nm), so
-    // groups move at most to the neighbour domain, as between two searches
-    const RVec shift(real(0.61), real(0.43), real(-0.29));
-    const Topology&                top = in.topology;
+    const Box&      box = in.coordinates.box;
+    const Topology& top = in.topology;
+    const double    haloDistance = rlist + 2 * makeUpdateGroups(top, x0, box).maxRadius;
+    // the narrowest domain of the grids this run decomposes into (the world
+    // and, with --pme-layouts, 1 or 2 ranks fewer)
+    double narrowest = std::numeric_limits<double>::infinity();
+    for (int npme = 0; npme <= (pmeLayouts ? 2 : 0); npme++)
+    {
+        try
+        {
+            const DdGrid g = chooseDdGrid(box, comm::Communicator::worldSize() - npme, haloDistance, std::nullopt);
+            if (comm::Communicator::worldRank() == 0)
+            {
+                std::printf("%d PP ranks: grid %s\n", comm::Communicator::worldSize() - npme, describeGrid(g).c_str());
+            }
+            for (int d = 0; d < 3; d++)
+            {
+                if (g.n[d] > 1)
+                {
+                    narrowest = std::min(narrowest, box.perpendicularWidth(d) / g.n[d]);
+                }
+            }
+        }
+        catch (const std::exception&)
+        {
+        }
+    }
+    // less than a domain width (with the random moves after it), so groups
+    // move at most to the neighbour domain, as between two searches: 0.8 nm
+    // for domains of one halo pulse (> 1 nm), less for narrower ones
+    RVec shift(real(0.61), real(0.43), real(-0.29));
+    shift *= real(std::min(1.0, 0.6 * narrowest / std::sqrt(norm2(DVec(shift)))));
     std::vector<std::vector<RVec>> frames{ x0, displaced(top, x0, shift, 0, 1),
                                            displaced(top, displaced(top, x0, shift, 0, 1), RVec(), 0.08, 7) };
     // PUTMD_DD_TEST_FRAMES=1: only the input frame (for large systems in sweeps)
@@ -318,7 +347,6 @@ int main(int argc, char** argv)
         want.push_back(serial(in, f, rlist));
     }
     const double tol = kTolerance;
-    const double haloDistance = rlist + 2 * makeUpdateGroups(top, x0, box).maxRadius;
     auto         decomposable = [&](int ranks) {
         try
         {
