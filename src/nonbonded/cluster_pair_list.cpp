@@ -293,9 +293,16 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
                             }
                             if (cj == ci)
                             {
-                                // the same pairs as the opposite image, or
                                 // the cluster with itself: each pair once
-                                mask = s == c_centerShift ? mask & upper : 0;
+                                // (upper triangle). With an image shift the
+                                // entry of shift s holds every pair (a, b)
+                                // with both images +k and -k (as (a, b) and
+                                // (b, a)), the same as the entry of the
+                                // opposite shift: keep one of the two. (A
+                                // cluster long enough in z to reach its own
+                                // image is a sparse column, e.g. beside a
+                                // vacuum; dropping both lost its pairs.)
+                                mask = s == c_centerShift ? mask & upper : (s > c_centerShift ? mask : 0);
                             }
                             out[nj] = { cj, static_cast<uint16_t>(mask) };
                             nj += (boxDistance2(bi, sh, boxes[cj]) < rl2) & (mask != 0);
