@@ -12,6 +12,9 @@ writes, under DIR (default: the current directory):
                       (P_N / N) / (P_1 / N_1), N counting PP and PME ranks)
   NAME-messages.png   message-size histograms per communication phase (one
                       panel per run that has communication)
+  NAME-dlb.png        dynamic load balancing: the domain boundaries (nm
+                      along each balanced dimension) over the steps, one
+                      panel per run that balanced (only when one did)
 NAME defaults to "perf". Needs Python 3 and matplotlib (Debian:
 python3-matplotlib); the JSON format is docs/perf-schema.json.
 """
@@ -144,6 +147,36 @@ def messages_figure(runs, path):
     plt.close(fig)
 
 
+def dlb_figure(runs, path):
+    """The boundaries after each balance, in nm from the box origin along
+    each dimension with more than one slab; False when no run balanced."""
+    balanced = [d for d in runs if d.get("dlb") and d["dlb"]["history"]]
+    if not balanced:
+        return False
+    fig, axes = plt.subplots(1, len(balanced), figsize=(5 * len(balanced), 4), squeeze=False)
+    for ax, d in zip(axes[0], balanced):
+        dlb = d["dlb"]
+        widths = dlb["slab_widths_nm_end"]
+        for dim in range(3):
+            if len(widths[dim]) < 2:
+                continue
+            box = sum(widths[dim])  # the box's perpendicular width along dim
+            steps = [h["step"] for h in dlb["history"]]
+            for k in range(1, len(widths[dim])):
+                ax.plot(steps, [h["bounds"][dim][k] * box for h in dlb["history"]], marker=".",
+                        color=["tab:blue", "tab:orange", "tab:green"][dim],
+                        label=f"{'xyz'[dim]} boundaries" if k == 1 else None)
+        ax.set_xlabel("step")
+        ax.set_ylabel("boundary position (nm)")
+        ax.set_title(f"Domain boundaries, {label(d)}\nimbalance {100 * dlb['first_imbalance']:.0f}% -> "
+                     f"{100 * dlb['last_imbalance']:.0f}%", fontsize=9)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="+", help="putmd -perf JSON files")
@@ -156,6 +189,9 @@ def main():
     stages_figure(runs, out["stages"])
     scaling_figure(runs, out["scaling"])
     messages_figure(runs, out["messages"])
+    dlb = os.path.join(a.outdir, f"{a.prefix}-dlb.png")
+    if dlb_figure(runs, dlb):
+        out["dlb"] = dlb
     for p in out.values():
         print("wrote", p)
 

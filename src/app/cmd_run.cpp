@@ -55,6 +55,10 @@ std::vector<OptionSpec> runOptions()
     specs.push_back({ "fft-transpose", "ALG", "3D-FFT transposes: alltoallv, pairwise, rma or auto (timed at start-up)",
                       "auto" });
     specs.push_back({ "halo", "SCHEDULE", "halo exchange: staged (x, y, z pulses) or direct (every zone)", "staged" });
+    specs.push_back({ "dlb", "MODE",
+                      "dynamic load balancing: auto (on once the measured imbalance costs more than 5% of the step), "
+                      "yes or no",
+                      "auto" });
     specs.push_back({ "h", "", "print this help", "" });
     return specs;
 }
@@ -186,6 +190,22 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
         throw InputError("putmd run: --halo '" + opt.get("halo") + "' is not a schedule; valid: staged, direct");
     }
     run.dd.schedule = opt.get("halo") == "direct" ? HaloSchedule::Direct : HaloSchedule::Staged;
+    if (opt.get("dlb") == "auto")
+    {
+        run.dd.dlb = DlbMode::Auto;
+    }
+    else if (opt.get("dlb") == "yes")
+    {
+        run.dd.dlb = DlbMode::Yes;
+    }
+    else if (opt.get("dlb") == "no")
+    {
+        run.dd.dlb = DlbMode::No;
+    }
+    else
+    {
+        throw InputError("putmd run: -dlb '" + opt.get("dlb") + "' is not a mode; valid: auto, yes, no");
+    }
     if (PUTMD_SMPI && run.numThreads > 1)
     {
         throw InputError(fmt::format("putmd run: -nt {}: SimGrid's SMPI simulates ranks, not the threads inside "

@@ -1,4 +1,5 @@
 #include "domdec/domdec.h"
+#include "domdec/load_balance.h"
 #include "update/virtual_sites.h"
 
 #include <algorithm>
@@ -86,11 +87,22 @@ DomainDecomposition::DomainDecomposition(comm::Communicator& comm, const Topolog
     comm_(comm), global_(global), options_(options), rlist_(rlist), box_(box)
 {
     groups_       = makeUpdateGroups(global, x, box);
+    if (options.groupRadius > 0)
+    {
+        groups_.maxRadius = options.groupRadius; // a continuation keeps its run's halo
+    }
     numSplitSites_ = std::count(groups_.splitSite.begin(), groups_.splitSite.end(), char(1));
     haloDistance_ = rlist + 2 * groups_.maxRadius;
     grid_         = chooseDdGrid(box, comm.size(), haloDistance_, options.grid);
     coord_        = grid_.coordinatesOf(comm.rank());
     firstCopy_.assign(global.numAtoms, -1);
+    for (int d = 0; d < 3; d++)
+    {
+        for (int k = 0; k <= grid_.n[d]; k++)
+        {
+            bounds_[d].push_back(k == grid_.n[d] ? 1.0 : double(k) / grid_.n[d]);
+        }
+    }
 
     auto addPulse = [&](int dim, int step) {
         auto pulse   = std::make_unique<Pulse>();
@@ -128,9 +140,74 @@ std::array<int, 3> DomainDecomposition::domainOf(const DVec& s) const
     std::array<int, 3> c;
     for (int d = 0; d < 3; d++)
     {
-        c[d] = std::clamp(static_cast<int>(std::floor(s[d] * grid_.n[d])), 0, grid_.n[d] - 1);
+        const auto& b = bounds_[d];
+        c[d] = std::clamp(static_cast<int>(std::upper_bound(b.begin(), b.end(), s[d]) - b.begin()) - 1, 0,
+                          grid_.n[d] - 1);
     }
     return c;
+}
+
+double DomainDecomposition::face(int d, int k) const
+{
+    const int n    = grid_.n[d];
+    const int wrap = k >= 0 ? k / n : -((-k + n - 1) / n);
+    return bounds_[d][k - wrap * n] + wrap;
+}
+
+double DomainDecomposition::minSlabWidth(int d, const Box& box) const
+{
+    // a hair over the limit, so rounding in the boundaries never undercuts it
+    return haloDistance_ / grid_.pulses[d] / box.perpendicularWidth(d) * (1 + 1e-9);
+}
+
+std::vector<double> DomainDecomposition::slabWidths(int d) const
+{
+    std::vector<double> w;
+    for (int k = 0; k < grid_.n[d]; k++)
+    {
+        w.push_back((bounds_[d][k + 1] - bounds_[d][k]) * box_.perpendicularWidth(d));
+    }
+    return w;
+}
+
+void DomainDecomposition::balance(const std::vector<double>& rankLoads)
+{
+    for (int d = 0; d < 3; d++)
+    {
+        if (grid_.n[d] == 1)
+        {
+            continue;
+        }
+        std::vector<double> slabLoad(grid_.n[d], 0.0);
+        for (int r = 0; r < grid_.size(); r++)
+        {
+            slabLoad[grid_.coordinatesOf(r)[d]] += rankLoads[r];
+        }
+        // a boundary moves at most a quarter of the narrowest slab per
+        // balance: with the atoms' own motion a group still crosses at most
+        // one boundary between two searches
+        const double minWidth = minSlabWidth(d, box_);
+        bounds_[d]            = balancedBounds(bounds_[d], slabLoad, minWidth, 0.5 * minWidth);
+    }
+}
+
+bool DomainDecomposition::setBounds(const Bounds& bounds)
+{
+    for (int d = 0; d < 3; d++)
+    {
+        const auto& b  = bounds[d];
+        bool        ok = b.size() == size_t(grid_.n[d]) + 1 && b.front() == 0 && b.back() == 1;
+        for (size_t k = 0; ok && k + 1 < b.size(); k++)
+        {
+            ok = (b[k + 1] - b[k]) * (1 + 1e-6) >= minSlabWidth(d, box_) || grid_.n[d] == 1;
+        }
+        if (!ok)
+        {
+            return false;
+        }
+    }
+    bounds_ = bounds;
+    return true;
 }
 
 DVec DomainDecomposition::groupCentre(const std::vector<RVec>& x, int begin, int count) const
@@ -400,12 +477,17 @@ void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& b
 {
     for (int d = 0; d < 3; d++)
     {
-        if (grid_.n[d] > 1 && grid_.pulses[d] * box.perpendicularWidth(d) / grid_.n[d] < haloDistance_)
+        for (int k = 0; k < grid_.n[d] && grid_.n[d] > 1; k++)
         {
-            throw SimulationError(fmt::format(
-                    "the box shrank to {:.3f} nm in {}: {} domains with {} halo pulse(s) no longer cover the halo "
-                    "distance {:.3f} nm; run with fewer domains in {} (-dd) or a stiffer pressure coupling",
-                    box.perpendicularWidth(d), "xyz"[d], grid_.n[d], grid_.pulses[d], haloDistance_, "xyz"[d]));
+            const double width = (bounds_[d][k + 1] - bounds_[d][k]) * box.perpendicularWidth(d);
+            if (grid_.pulses[d] * width * (1 + 1e-6) < haloDistance_)
+            {
+                throw SimulationError(fmt::format(
+                        "the box shrank to {:.3f} nm in {}: domain slab {} is {:.3f} nm wide, and {} halo pulse(s) "
+                        "no longer cover the halo distance {:.3f} nm; run with fewer domains in {} (-dd) or a "
+                        "stiffer pressure coupling",
+                        box.perpendicularWidth(d), "xyz"[d], k, width, grid_.pulses[d], haloDistance_, "xyz"[d]));
+            }
         }
     }
     globalIndex_.resize(numHome_);
@@ -421,7 +503,7 @@ void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& b
         {
             if (o[d] > 0)
             {
-                const double upperFace = double(coord_[d] - o[d] + 1) / grid_.n[d];
+                const double upperFace = face(d, coord_[d] - o[d] + 1);
                 if ((s[d] - upperFace) * box.perpendicularWidth(d) >= haloDistance_)
                 {
                     return false;

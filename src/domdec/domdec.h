@@ -47,6 +47,7 @@
 #include "core/real.h"
 #include "core/vec.h"
 #include "domdec/dd_grid.h"
+#include "domdec/load_balance.h"
 #include "timing/stage_timer.h"
 #include "domdec/update_groups.h"
 #include "topology/topology.h"
@@ -64,6 +65,11 @@ struct DdOptions
 {
     std::optional<std::array<int, 3>> grid; // -dd nx ny nz
     HaloSchedule                      schedule = HaloSchedule::Staged;
+    DlbMode                           dlb      = DlbMode::Auto; // -dlb
+    /* > 0: the update groups' radius to use (a continuation's, from its
+     * checkpoint) instead of measuring it on the starting coordinates, so
+     * the halo distance and the balancing limits are the run's. */
+    double groupRadius = -1;
 };
 
 /* Pairs found at a search step, in CSR form over local atoms. */
@@ -158,8 +164,23 @@ public:
      * the others). */
     std::vector<Vec3<real>> gatherHome(const std::vector<Vec3<real>>& home) const;
 
+    /* Dynamic load balancing (load_balance.h). Boundaries: per dimension
+     * n + 1 fractional coordinates (0 .. 1) of the slabs of domains,
+     * uniform until balance() moves them. balance(): the load of every
+     * rank (the same vector on every rank, e.g. summed in rank order) moves
+     * the boundaries; the next repartition migrates the groups. */
+    using Bounds = std::array<std::vector<double>, 3>;
+    const Bounds& bounds() const { return bounds_; }
+    /* Boundaries from a checkpoint; false (and nothing changed) when they
+     * do not fit this grid and box (another grid, or slabs too narrow). */
+    bool setBounds(const Bounds& bounds);
+    void balance(const std::vector<double>& rankLoads);
+    /* Each slab's width (nm) along d. */
+    std::vector<double> slabWidths(int d) const;
+
     const DdGrid& grid() const { return grid_; }
     double        haloDistance() const { return haloDistance_; }
+    double        groupRadius() const { return groups_.maxRadius; }
     comm::Communicator& communicator() { return comm_; }
 
 private:
@@ -179,6 +200,11 @@ private:
         }
     }
     std::array<int, 3> domainOf(const DVec& fractional) const;
+    /* Boundary k of dimension d for any integer k (periodic: k = n is 1,
+     * k = -1 is bounds[n-1] - 1). */
+    double face(int d, int k) const;
+    /* The narrowest slab the halo pulses allow along d (fractional). */
+    double minSlabWidth(int d, const Box& box) const;
     DVec               groupCentre(const std::vector<Vec3<real>>& x, int begin, int count) const;
 
     comm::Communicator& comm_;
@@ -186,6 +212,7 @@ private:
     DdOptions           options_;
     DdGrid              grid_;
     std::array<int, 3>  coord_{};
+    Bounds              bounds_;
     UpdateGroups        groups_;
     double              rlist_;
     double              haloDistance_;

@@ -228,6 +228,16 @@ std::vector<std::byte> encodeCheckpoint(const Checkpoint& c)
         for (int r = 0; r < 3; r++)
             for (int k = 0; k < 3; k++)
                 b.put((*m)(r, k));
+    b.put(c.ddGroupRadius);
+    b.put(uint32_t(c.dlbActive ? 1 : 0));
+    for (const auto* v : { &c.dlbBounds[0], &c.dlbBounds[1], &c.dlbBounds[2], &c.dlbLoads })
+    {
+        b.put(uint32_t(v->size()));
+        for (double value : *v)
+        {
+            b.put(value);
+        }
+    }
     Writer w;
     w.out.reserve(b.out.size() + 32);
     w.out.insert(w.out.end(), reinterpret_cast<const std::byte*>(kMagic), reinterpret_cast<const std::byte*>(kMagic) + 8);
@@ -360,6 +370,19 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
             for (int row = 0; row < 3; row++)
                 for (int k = 0; k < 3; k++)
                     (*m)(row, k) = r.finite("the box velocity");
+    }
+    if (version >= 4)
+    {
+        c.ddGroupRadius = r.finite("the update-group radius");
+        c.dlbActive     = r.flag("the load-balancing flag");
+        for (auto* v : { &c.dlbBounds[0], &c.dlbBounds[1], &c.dlbBounds[2], &c.dlbLoads })
+        {
+            const uint32_t n = r.count("load-balancing value", 1u << 20, 8);
+            for (uint32_t k = 0; k < n; k++)
+            {
+                v->push_back(r.finite("a domain boundary or load"));
+            }
+        }
     }
     if (!r.atEnd())
     {

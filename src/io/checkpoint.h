@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,7 @@
 namespace putmd
 {
 
-constexpr uint32_t kCheckpointVersion = 3; // versions 1 (no FFT plans) and 2 (no box velocity) are still read
+constexpr uint32_t kCheckpointVersion = 4; // versions 1 (no FFT plans), 2 (no box velocity) and 3 (no load balancing) are still read
 
 struct CheckpointOutputFile
 {
@@ -80,6 +81,15 @@ struct Checkpoint
     std::string                       fftPlans; // version 2: the measured FFT plans (chosenFftPlans)
     Matrix3                           boxVelocity; // version 3: Parrinello-Rahman (nm/ps)
     Matrix3                           boxRel;      // version 3: box-shape ratios P-R preserves
+    /* version 4: dynamic load balancing (domdec/load_balance.h): whether it
+     * is on, the domain boundaries per dimension (empty: uniform / one
+     * rank), and the loads of the window that ended at this step (every
+     * rank's, then the wall time; empty: none), which the continuation's
+     * first balance uses as the uninterrupted run did. */
+    bool                              dlbActive = false;
+    std::array<std::vector<double>, 3> dlbBounds;
+    std::vector<double>               dlbLoads;
+    double                            ddGroupRadius = -1; // version 4: the update groups' radius (nm; -1: one rank)
 };
 
 std::vector<std::byte> encodeCheckpoint(const Checkpoint& c);

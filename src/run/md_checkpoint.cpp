@@ -89,9 +89,11 @@ bool MdRun::checkpointDue(long step, const Progress& progress)
 }
 
 /* x, v: the whole system at the start of `step` (on rank 0). */
-void MdRun::writeCheckpointFile(long step, bool outputsWritten, const std::vector<RVec>& x, const std::vector<RVec>& v,
-                                double thermostat, double barostat, const std::vector<NoseHooverState>& nh)
+void MdRun::writeCheckpointFile(long step, bool outputsWritten, const StepStart& state)
 {
+    const std::vector<RVec>&             x  = state.x;
+    const std::vector<RVec>&             v  = state.v;
+    const std::vector<NoseHooverState>& nh = state.noseHoover;
     if (!root_)
     {
         return;
@@ -113,8 +115,8 @@ void MdRun::writeCheckpointFile(long step, bool outputsWritten, const std::vecto
         c.x.push_back(DVec(x[i]));
         c.v.push_back(DVec(v[i]));
     }
-    c.thermostatIntegral = thermostat;
-    c.barostatIntegral   = barostat;
+    c.thermostatIntegral = state.thermostat;
+    c.barostatIntegral   = state.barostat;
     c.rlist              = settings_.rlist;
     c.nstlist            = settings_.nstlist;
     c.ldSeed             = settings_.ldSeed;
@@ -131,6 +133,10 @@ void MdRun::writeCheckpointFile(long step, bool outputsWritten, const std::vecto
     c.fftPlans           = fftPlanning_ == FftPlanning::Measure ? chosenFftPlans() : std::string();
     c.boxVelocity        = pr_.boxVelocity; // (a step's barostat changes it only at the step's end)
     c.boxRel             = pr_.boxRel;
+    c.ddGroupRadius = dd_ ? dd_->groupRadius() : -1;
+    c.dlbActive = state.dlbActive;
+    c.dlbBounds = state.dlbBounds;
+    c.dlbLoads  = state.dlbLoads;
     for (const auto& f : outputFiles())
     {
         CheckpointOutputFile out;
@@ -153,12 +159,24 @@ void MdRun::checkpointStage(long step, bool last, const Progress& progress)
     }
     StepStart state{ dd_ ? dd_->gatherHome(x_) : x_, dd_ ? dd_->gatherHome(v_) : v_, thermostatIntegral_,
                      barostatIntegral_, noseHoover_ };
+    if (dlbEnabled())
+    {
+        if (every(step, settings_.nstlist) && dlb_.marked && dlb_.pendingLoads.empty())
+        {
+            // this step's balance needs the window's loads: exchanged now,
+            // saved, and used by the search below as by a continuation
+            dlb_.pendingLoads = exchangeDlbLoads();
+        }
+        state.dlbActive = dlb_.active;
+        state.dlbBounds = dd_->bounds();
+        state.dlbLoads  = dlb_.pendingLoads;
+    }
     if (last)
     {
         lastStepStart_ = std::move(state);
         return;
     }
-    writeCheckpointFile(step, false, state.x, state.v, state.thermostat, state.barostat, state.noseHoover);
+    writeCheckpointFile(step, false, state);
     lastCheckpointSeconds_ = progress.elapsedSeconds();
 }
 

@@ -20,7 +20,7 @@ void MdRun::finishRun(const Progress& progress)
     {
         const auto& s = *lastStepStart_;
         forces_->releaseWorkspace(); // no more force calls: the pair lists go before the checkpoint is encoded
-        writeCheckpointFile(stepsDone_, true, s.x, s.v, s.thermostat, s.barostat, s.noseHoover);
+        writeCheckpointFile(stepsDone_, true, s);
     }
     final_.box = box_;
     if (pmeClient_)
@@ -96,10 +96,13 @@ void MdRun::finishRun(const Progress& progress)
         perf.pmeRank     = pmeClient_->pmeRankTimers();
         perf.numPmeRanks = options_.pme.npme;
     }
+    dlbLogSummary();
     log_->line("\n" + perfLogText(perf));
     if (!options_.perfJson.empty())
     {
-        writeFileAtomically(options_.perfJson, perfJson(perf).dump(2) + "\n");
+        nlohmann::json j = perfJson(perf);
+        dlbJson(j);
+        writeFileAtomically(options_.perfJson, j.dump(2) + "\n");
         log_->line("Performance report written to " + options_.perfJson);
     }
     log_->line(fmt::format("Wall time {:.2f} s for {} steps", progress.elapsedSeconds(), stepsDone_));

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "comm/communicator.h"
 #include "fft/fft3d.h"
 #include "io/checkpoint.h"
@@ -137,13 +139,16 @@ private:
         std::vector<RVec>            x, v;
         double                       thermostat = 0, barostat = 0;
         std::vector<NoseHooverState> noseHoover;
+        // load balancing at the start of the step (before its balance)
+        bool                               dlbActive = false;
+        std::array<std::vector<double>, 3> dlbBounds;
+        std::vector<double>                dlbLoads;
     };
     std::optional<StepStart> lastStepStart_; // the state at the start of the last step
     void                     continueFromCheckpoint();
     std::vector<std::string> outputFiles() const;
     bool                     checkpointDue(long step, const Progress& progress);
-    void writeCheckpointFile(long step, bool outputsWritten, const std::vector<RVec>& x, const std::vector<RVec>& v,
-                             double thermostat, double barostat, const std::vector<NoseHooverState>& nh);
+    void writeCheckpointFile(long step, bool outputsWritten, const StepStart& state);
     bool appendEnergyFile_ = false, appendEdrFile_ = false;
 
     // blow-up checks
@@ -156,6 +161,33 @@ private:
     bool searchStage(long step);
     bool outputsSkipped(long step) const { return skipFirstOutputs_ && step == startStep_; }
     void                                 repartition();
+
+    /* Dynamic load balancing (md_dlb.cpp, domdec/load_balance.h): at each
+     * search step the work each PP rank measured since the last search
+     * (nonbonded, listed, search, update and constraints seconds) is
+     * summed over ranks in rank order, and, when on, moves the domain
+     * boundaries before the repartition. */
+    struct DlbState
+    {
+        bool                active       = false;
+        long                turnedOnStep = -1;
+        std::string         why;               // when and why it went on (log)
+        bool                marked   = false;  // a window is open
+        double              workMark = 0, wallMark = 0;
+        std::vector<double> pendingLoads;      // exchanged early (checkpoint step) or restored
+        long                windows = 0, balances = 0;
+        double              firstImbalance = -1, lastImbalance = -1; // max/mean - 1 of the ranks' work
+        double              firstLoss = -1, lastLoss = -1;           // percent of the wall time
+        std::array<std::vector<double>, 3> firstWidths;              // slab widths (nm) at the start
+        std::vector<std::pair<long, std::array<std::vector<double>, 3>>> history; // boundaries after each balance
+    } dlb_;
+    bool                dlbEnabled() const { return dd_ && options_.dd.dlb != DlbMode::No && dd_->grid().size() > 1; }
+    double              dlbWork() const;
+    std::vector<double> exchangeDlbLoads();
+    void                balanceStage(long step);
+    std::array<std::vector<double>, 3> dlbWidthsNow() const;
+    void                dlbLogSummary() const;
+    void                dlbJson(nlohmann::json& json) const; // adds "dlb" (when it could run)
     /* The virtual sites this rank places: all, or its home ones (home indices). */
     const std::vector<VirtualSite>& virtualSites() const
     {

@@ -3,6 +3,7 @@
  * other files of MdRun; coupling is md_coupling.cpp). */
 #include "run/md_runner.h"
 #include "run/md_run.h"
+#include "core/clock.h"
 #include "update/virtual_sites.h"
 
 #include <omp.h>
@@ -252,7 +253,32 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
             throw InputError(mdp_.where("integrator"), "domain decomposition runs integrator md or md-vv");
         }
         // every rank prepared the same full state; each keeps its domain
+        if (restart_ && restart_->ddGroupRadius > 0)
+        {
+            options_.dd.groupRadius = restart_->ddGroupRadius;
+        }
         dd_ = std::make_unique<DomainDecomposition>(*comm_, top_, x_, box_, settings_.rlist, options_.dd);
+        if (restart_ && !restart_->dlbBounds[0].empty() && options_.dd.dlb != DlbMode::No
+            && dd_->setBounds(restart_->dlbBounds))
+        {
+            // the boundaries, state and pending loads of the checkpointed run
+            dlb_.active       = restart_->dlbActive;
+            dlb_.pendingLoads = restart_->dlbLoads;
+            if (dlb_.active)
+            {
+                dlb_.why = fmt::format("on (continued from {})", options_.continueFrom);
+            }
+            if (!dlb_.pendingLoads.empty() && dlb_.pendingLoads.size() != size_t(comm_->size()) + 1)
+            {
+                dlb_.pendingLoads.clear();
+            }
+        }
+        else if (restart_ && !restart_->dlbBounds[0].empty() && options_.dd.dlb != DlbMode::No)
+        {
+            settings_.notes.push_back(fmt::format("the domain boundaries in {} are for another grid than {}: load "
+                                                  "balancing starts again from equal domains",
+                                                  options_.continueFrom, describeGrid(dd_->grid())));
+        }
         std::vector<RVec> xHome, vHome;
         dd_->distribute(x_, v_, box_, xHome, vHome);
         x_.swap(xHome);
@@ -287,7 +313,16 @@ bool MdRun::searchStage(long step)
     checkDisplacements(step);
     if (dd_)
     {
+        // a continuation's first step repeats the balance of the checkpointed
+        // step only where that step was a regular search
+        if (regular)
+        {
+            balanceStage(step);
+        }
         repartition();
+        dlb_.marked   = true;
+        dlb_.workMark = dlbWork();
+        dlb_.wallMark = clockSeconds();
     }
     else if (regular)
     {

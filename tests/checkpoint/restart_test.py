@@ -21,6 +21,10 @@ issue). Subcommands, each exiting non-zero with a message on failure:
                    anisotropic on several): a run stopped at step 20 and continued
                    to 40 writes exactly the outputs of an uninterrupted run
                    (box velocity and restraint references carried over)
+  dlb    N         dynamic load balancing (-dlb yes, deterministic loads)
+                   on N ranks of the half-empty water box: stopped after a
+                   balance and continued, the outputs of the uninterrupted
+                   run (the boundaries and pending loads carried over)
   vsites N         the pdb2gmx -vsite hydrogens peptide (virtual sites built
                    across update groups) with energygrps on N ranks: stopped
                    at a pair-search step and continued, the outputs of the
@@ -82,6 +86,10 @@ def command(system, ranks, nsteps, extra=()):
     sysdir = os.path.join(args.data, "systems", system)
     cmd = [args.putmd, "run", "-p", f"{sysdir}/topol.top", "-c", f"{sysdir}/conf.gro", "-f", "run.mdp",
            "-nsteps", str(nsteps), "-nt", "1"] + list(extra)
+    if "-dlb" not in extra:
+        # balancing from measured times (-dlb auto) is not reproducible from
+        # run to run; the dlb test balances deterministically
+        cmd += ["-dlb", "no"]
     if ranks > 0:
         cmd = args.mpirun.split() + ["-np", str(ranks)] + cmd
     return cmd
@@ -248,6 +256,46 @@ def vsites_test(root, ranks):
           f"step), outputs identical to the uninterrupted run")
 
 
+def dlb_test(root, ranks):
+    """Dynamic load balancing on the half-empty water box: stopped at the
+    second pair search (after a balance moved the boundaries) and continued,
+    the outputs of the uninterrupted run. PUTMD_DLB_LOAD=atoms makes the
+    balance deterministic (measured times differ from run to run)."""
+    import re
+    system = "water-slab-12k"
+    env = dict(ENV, PUTMD_DLB_LOAD="atoms")
+    dd = ["-dd", str(ranks), "1", "1", "-dlb", "yes"]
+
+    def run_dlb(cwd, nsteps, extra=()):
+        r = subprocess.run(command(system, ranks, nsteps, ["-cpt", "0"] + dd + list(extra)), cwd=cwd, env=env,
+                           capture_output=True, text=True, timeout=900)
+        if r.returncode != 0:
+            fail(f"dlb: exit {r.returncode} in {cwd}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}")
+
+    probe = fresh_dir(root, "probe-dlb")
+    run_dlb(probe, 0)
+    m = re.search(r"updated every (\d+) steps", open(os.path.join(probe, "md.log")).read())
+    if not m:
+        fail("dlb: no pair-list interval in the log")
+    nstlist = int(m.group(1))
+    ref = fresh_dir(root, "whole-dlb")
+    run_dlb(ref, 3 * nstlist)
+    work = fresh_dir(root, "split-dlb")
+    run_dlb(work, 2 * nstlist)
+    run_dlb(work, 3 * nstlist, ["-cpi", "md.cpt"])
+    for ext in ("csv", "edr", "trr", "gro"):
+        da = open(os.path.join(ref, "md." + ext), "rb").read()
+        db = open(os.path.join(work, "md." + ext), "rb").read()
+        if da != db:
+            fail(f"dlb: md.{ext} of the run continued at step {2 * nstlist} differs from the uninterrupted run's")
+    log = open(os.path.join(ref, "md.log")).read()
+    m = re.search(r"Dynamic load balancing \(-dlb yes\).*?(\d+) balance\(s\).*at the end x: ([0-9. ]+)", log)
+    if not m or int(m.group(1)) < 2 or len(set(m.group(2).split())) < 2:
+        fail(f"dlb: the uninterrupted run did not move its boundaries: {m.group(0) if m else 'no summary'}")
+    print(f"load balancing, {ranks} ranks: continued at step {2 * nstlist} after {m.group(1)} balances in all "
+          f"(slab widths at the end {m.group(2).strip()} nm), outputs identical to the uninterrupted run")
+
+
 def expect_error(cwd, cmd, texts, label):
     r = run(cwd, cmd, check=False)
     if r.returncode == 0:
@@ -366,6 +414,8 @@ try:
         split_test(root, int(args.args[0]))
     elif args.what == "vsites":
         vsites_test(root, int(args.args[0]))
+    elif args.what == "dlb":
+        dlb_test(root, int(args.args[0]))
     else:
         fail("unknown test " + args.what)
 finally:

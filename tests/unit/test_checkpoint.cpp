@@ -147,6 +147,13 @@ void expectBitIdentical(const Checkpoint& a, const Checkpoint& b)
             EXPECT_EQ(bitsOf(a.boxVelocity(r, k)), bitsOf(b.boxVelocity(r, k)));
             EXPECT_EQ(bitsOf(a.boxRel(r, k)), bitsOf(b.boxRel(r, k)));
         }
+    EXPECT_EQ(bitsOf(a.ddGroupRadius), bitsOf(b.ddGroupRadius));
+    EXPECT_EQ(a.dlbActive, b.dlbActive);
+    for (int d = 0; d < 3; d++)
+    {
+        EXPECT_EQ(a.dlbBounds[d], b.dlbBounds[d]);
+    }
+    EXPECT_EQ(a.dlbLoads, b.dlbLoads);
     ASSERT_EQ(a.files.size(), b.files.size());
     for (size_t k = 0; k < a.files.size(); k++)
     {
@@ -212,6 +219,7 @@ struct HandBody
     std::vector<CheckpointOutputFile>           files       = { { "md.edr", 100, 42 } };
     std::string                                 fftPlans    = "42 42 42 2 5\n(abc)"; // version 2
     uint32_t                                    formatVersion = kCheckpointVersion;
+    double                                      groupRadius   = 0.13;
     Bytes                                       extra; // after the last field
 
     template<typename T>
@@ -286,6 +294,24 @@ struct HandBody
             for (int k = 0; k < 18; k++)
             {
                 put(b, k == 0 ? 2e-3 : 0.0); // box velocity xx, the rest zero
+            }
+        }
+        if (formatVersion >= 4)
+        {
+            put(b, groupRadius);
+            put(b, uint32_t(1)); // load balancing on
+            for (int d = 0; d < 3; d++)
+            {
+                put(b, uint32_t(d == 0 ? 3 : 2)); // 2 x 1 x 1 domains
+                for (double v : d == 0 ? std::vector<double>{ 0, 0.6, 1 } : std::vector<double>{ 0, 1 })
+                {
+                    put(b, v);
+                }
+            }
+            put(b, uint32_t(3)); // pending loads of 2 ranks and the wall time
+            for (double v : { 1.5, 2.5, 8.0 })
+            {
+                put(b, v);
             }
         }
         b.insert(b.end(), extra.begin(), extra.end());
@@ -365,6 +391,10 @@ TEST(Checkpoint, HandBuiltBodyMatchesTheEncoderSoTheDocumentedLayoutIsTheFormat)
     c.files              = h.files;
     c.fftPlans           = h.fftPlans;
     c.boxVelocity(0, 0)  = 2e-3;
+    c.ddGroupRadius      = h.groupRadius;
+    c.dlbActive          = true;
+    c.dlbBounds          = { std::vector<double>{ 0, 0.6, 1 }, std::vector<double>{ 0, 1 }, std::vector<double>{ 0, 1 } };
+    c.dlbLoads           = { 1.5, 2.5, 8.0 };
     EXPECT_EQ(encodeCheckpoint(c), h.file());
     expectBitIdentical(c, decodeCheckpoint(h.file(), "hand.cpt"));
 }

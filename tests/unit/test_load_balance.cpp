@@ -1,0 +1,100 @@
+/* Dynamic load balancing's boundary rule (domdec/load_balance.h): equal
+ * loads keep the boundaries; a density step is balanced within a few
+ * balances (loads measured anew from the density each time, as a run
+ * measures them at each search); the width and move limits hold; the
+ * result is a pure function of its inputs. */
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "domdec/load_balance.h"
+
+namespace putmd
+{
+namespace
+{
+
+/* The load of each slab under a density profile (integrated numerically). */
+std::vector<double> slabLoads(const std::vector<double>& bounds, const std::function<double(double)>& density)
+{
+    std::vector<double> loads;
+    for (size_t i = 0; i + 1 < bounds.size(); i++)
+    {
+        const int steps = 2000;
+        double    sum   = 0;
+        for (int k = 0; k < steps; k++)
+        {
+            const double s = bounds[i] + (bounds[i + 1] - bounds[i]) * (k + 0.5) / steps;
+            sum += density(s);
+        }
+        loads.push_back(sum * (bounds[i + 1] - bounds[i]) / steps);
+    }
+    return loads;
+}
+
+TEST(LoadBalance, EqualLoadsKeepTheBoundaries)
+{
+    const std::vector<double> b{ 0, 0.25, 0.5, 0.75, 1 };
+    const auto                out = balancedBounds(b, { 1, 1, 1, 1 }, 0.1, 0.1);
+    for (size_t k = 0; k < b.size(); k++)
+    {
+        EXPECT_NEAR(out[k], b[k], 1e-15);
+    }
+}
+
+TEST(LoadBalance, TwoSlabsMovePartOfTheWayToTheTarget)
+{
+    // 3:1 over two equal slabs: the equal-work cut is at 1/3; damped part of the way
+    const auto out = balancedBounds({ 0, 0.5, 1 }, { 3, 1 }, 0.1, 0.5);
+    EXPECT_NEAR(out[1], 0.5 + kDlbDamping * (1.0 / 3 - 0.5), 1e-14);
+    EXPECT_EQ(out[0], 0);
+    EXPECT_EQ(out[2], 1);
+}
+
+TEST(LoadBalance, DensityStepIsBalancedWithinAFewSearches)
+{
+    // a slab of water at a tenth of the density over half the box
+    auto density = [](double s) { return s < 0.5 ? 0.1 : 1.0; };
+    std::vector<double> b{ 0, 1.0 / 3, 2.0 / 3, 1 };
+    const double        before = loadImbalance(slabLoads(b, density));
+    EXPECT_GT(before, 0.4);
+    for (int balance = 0; balance < 12; balance++)
+    {
+        b = balancedBounds(b, slabLoads(b, density), 0.05, 0.05);
+    }
+    EXPECT_LT(loadImbalance(slabLoads(b, density)), 0.05) << before;
+}
+
+TEST(LoadBalance, WidthAndMoveLimitsHold)
+{
+    const std::vector<double> b{ 0, 0.25, 0.5, 0.75, 1 };
+    const double              minWidth = 0.2, maxMove = 0.03;
+    const auto                out = balancedBounds(b, { 100, 0, 0, 0 }, minWidth, maxMove);
+    for (size_t k = 0; k + 1 < out.size(); k++)
+    {
+        EXPECT_GE(out[k + 1] - out[k], minWidth * (1 - 1e-12));
+        EXPECT_LE(std::abs(out[k] - b[k]), maxMove * (1 + 1e-12));
+    }
+    EXPECT_LT(out[1], b[1]); // the loaded slab shrinks
+    // without a move limit the width limit alone binds the loaded slab
+    std::vector<double> free = b;
+    for (int i = 0; i < 40; i++)
+    {
+        free = balancedBounds(free, { 100, 0, 0, 0 }, minWidth, 1.0);
+    }
+    EXPECT_NEAR(free[1], minWidth, 1e-9);
+    for (size_t k = 0; k + 1 < free.size(); k++)
+    {
+        EXPECT_GE(free[k + 1] - free[k], minWidth * (1 - 1e-12));
+    }
+}
+
+TEST(LoadBalance, ImbalanceIsMaxOverMean)
+{
+    EXPECT_DOUBLE_EQ(loadImbalance({ 1, 1, 1, 1 }), 0);
+    EXPECT_DOUBLE_EQ(loadImbalance({ 3, 1 }), 0.5);
+}
+
+} // namespace
+} // namespace putmd
