@@ -157,14 +157,19 @@ void MdRun::checkpointStage(long step, bool last, const Progress& progress)
     {
         return;
     }
-    StepStart state{ dd_ ? dd_->gatherHome(x_) : x_, dd_ ? dd_->gatherHome(v_) : v_, thermostatIntegral_,
-                     barostatIntegral_, noseHoover_ };
+    StepStart state;
+    state.x          = dd_ ? dd_->gatherHome(x_) : x_;
+    state.v          = dd_ ? dd_->gatherHome(v_) : v_;
+    state.thermostat = thermostatIntegral_;
+    state.barostat   = barostatIntegral_;
+    state.noseHoover = noseHoover_;
     if (dlbEnabled())
     {
         if (every(step, settings_.nstlist) && dlb_.marked && dlb_.pendingLoads.empty())
         {
             // this step's balance needs the window's loads: exchanged now,
             // saved, and used by the search below as by a continuation
+            Timed t(&timers_, Stage::LoadBalancing);
             dlb_.pendingLoads = exchangeDlbLoads();
         }
         state.dlbActive = dlb_.active;

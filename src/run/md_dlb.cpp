@@ -81,6 +81,7 @@ void MdRun::balanceStage(long step)
     {
         return;
     }
+    Timed timed(&timers_, Stage::LoadBalancing);
     if (dlb_.firstWidths[0].empty())
     {
         for (int d = 0; d < 3; d++)

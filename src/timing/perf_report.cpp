@@ -13,6 +13,7 @@ const char* stageKey(Stage s)
     switch (s)
     {
         case Stage::DomainDecomp: return "domain_decomposition";
+        case Stage::LoadBalancing: return "load_balancing";
         case Stage::Force: return "force";
         case Stage::Search: return "pair_search";
         case Stage::Nonbonded: return "nonbonded";

@@ -12,6 +12,7 @@ const char* stageName(Stage s)
     switch (s)
     {
         case Stage::DomainDecomp: return "Domain decomp.";
+        case Stage::LoadBalancing: return "Load balancing";
         case Stage::HaloCoordinates: return "Comm. coord.";
         case Stage::HaloForces: return "Comm. force";
         case Stage::HaloCoordinatesWait: return "Wait comm. coord.";

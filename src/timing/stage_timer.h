@@ -35,6 +35,7 @@ namespace putmd
 enum class Stage
 {
     DomainDecomp, // migration, halo set-up, local topology (search steps)
+    LoadBalancing, // dynamic load balancing: the loads' reduction and the new boundaries (search steps)
     Force,
     Search, // inside Force
 
