@@ -157,15 +157,19 @@ def dlb_figure(runs, path):
     for ax, d in zip(axes[0], balanced):
         dlb = d["dlb"]
         widths = dlb["slab_widths_nm_end"]
+        steps = [h["step"] for h in dlb["history"]]
         for dim in range(3):
-            if len(widths[dim]) < 2:
+            n, columns = dlb["domains"][dim], dlb["columns"][dim]
+            if n < 2:
                 continue
-            box = sum(widths[dim])  # the box's perpendicular width along dim
-            steps = [h["step"] for h in dlb["history"]]
-            for k in range(1, len(widths[dim])):
-                ax.plot(steps, [h["bounds"][dim][k] * box for h in dlb["history"]], marker=".",
-                        color=["tab:blue", "tab:orange", "tab:green"][dim],
-                        label=f"{'xyz'[dim]} boundaries" if k == 1 else None)
+            box = sum(widths[dim][:n])  # the box's perpendicular width along dim
+            first = True
+            for c in range(columns):  # staggered: each column's boundaries
+                for k in range(1, n):
+                    ax.plot(steps, [h["bounds"][dim][c * (n + 1) + k] * box for h in dlb["history"]], marker=".",
+                            color=["tab:blue", "tab:orange", "tab:green"][dim],
+                            label=f"{'xyz'[dim]} boundaries" if first else None)
+                    first = False
         ax.set_xlabel("step")
         ax.set_ylabel("boundary position (nm)")
         ax.set_title(f"Domain boundaries, {label(d)}\nimbalance {100 * dlb['first_imbalance']:.0f}% -> "

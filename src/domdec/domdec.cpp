@@ -96,13 +96,7 @@ DomainDecomposition::DomainDecomposition(comm::Communicator& comm, const Topolog
     grid_         = chooseDdGrid(box, comm.size(), haloDistance_, options.grid);
     coord_        = grid_.coordinatesOf(comm.rank());
     firstCopy_.assign(global.numAtoms, -1);
-    for (int d = 0; d < 3; d++)
-    {
-        for (int k = 0; k <= grid_.n[d]; k++)
-        {
-            bounds_[d].push_back(k == grid_.n[d] ? 1.0 : double(k) / grid_.n[d]);
-        }
-    }
+    bounds_       = DomainBounds(grid_, box, haloDistance_);
 
     auto addPulse = [&](int dim, int step) {
         auto pulse   = std::make_unique<Pulse>();
@@ -137,77 +131,27 @@ DomainDecomposition::~DomainDecomposition() = default;
 
 std::array<int, 3> DomainDecomposition::domainOf(const DVec& s) const
 {
-    std::array<int, 3> c;
-    for (int d = 0; d < 3; d++)
-    {
-        const auto& b = bounds_[d];
-        c[d] = std::clamp(static_cast<int>(std::upper_bound(b.begin(), b.end(), s[d]) - b.begin()) - 1, 0,
-                          grid_.n[d] - 1);
-    }
-    return c;
+    return bounds_.domainOf(s);
 }
 
-double DomainDecomposition::face(int d, int k) const
+std::array<double, 3> DomainDecomposition::boxWidths() const
 {
-    const int n    = grid_.n[d];
-    const int wrap = k >= 0 ? k / n : -((-k + n - 1) / n);
-    return bounds_[d][k - wrap * n] + wrap;
-}
-
-double DomainDecomposition::minSlabWidth(int d, const Box& box) const
-{
-    // a hair over the limit, so rounding in the boundaries never undercuts it
-    return haloDistance_ / grid_.pulses[d] / box.perpendicularWidth(d) * (1 + 1e-9);
+    return { box_.perpendicularWidth(0), box_.perpendicularWidth(1), box_.perpendicularWidth(2) };
 }
 
 std::vector<double> DomainDecomposition::slabWidths(int d) const
 {
-    std::vector<double> w;
-    for (int k = 0; k < grid_.n[d]; k++)
-    {
-        w.push_back((bounds_[d][k + 1] - bounds_[d][k]) * box_.perpendicularWidth(d));
-    }
-    return w;
+    return bounds_.widths(d, box_.perpendicularWidth(d));
 }
 
 void DomainDecomposition::balance(const std::vector<double>& rankLoads)
 {
-    for (int d = 0; d < 3; d++)
-    {
-        if (grid_.n[d] == 1)
-        {
-            continue;
-        }
-        std::vector<double> slabLoad(grid_.n[d], 0.0);
-        for (int r = 0; r < grid_.size(); r++)
-        {
-            slabLoad[grid_.coordinatesOf(r)[d]] += rankLoads[r];
-        }
-        // a boundary moves at most a quarter of the narrowest slab per
-        // balance: with the atoms' own motion a group still crosses at most
-        // one boundary between two searches
-        const double minWidth = minSlabWidth(d, box_);
-        bounds_[d]            = balancedBounds(bounds_[d], slabLoad, minWidth, 0.5 * minWidth);
-    }
+    bounds_.balance(rankLoads, boxWidths());
 }
 
 bool DomainDecomposition::setBounds(const Bounds& bounds)
 {
-    for (int d = 0; d < 3; d++)
-    {
-        const auto& b  = bounds[d];
-        bool        ok = b.size() == size_t(grid_.n[d]) + 1 && b.front() == 0 && b.back() == 1;
-        for (size_t k = 0; ok && k + 1 < b.size(); k++)
-        {
-            ok = (b[k + 1] - b[k]) * (1 + 1e-6) >= minSlabWidth(d, box_) || grid_.n[d] == 1;
-        }
-        if (!ok)
-        {
-            return false;
-        }
-    }
-    bounds_ = bounds;
-    return true;
+    return bounds_.set(bounds, boxWidths());
 }
 
 DVec DomainDecomposition::groupCentre(const std::vector<RVec>& x, int begin, int count) const
@@ -477,17 +421,17 @@ void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& b
 {
     for (int d = 0; d < 3; d++)
     {
-        for (int k = 0; k < grid_.n[d] && grid_.n[d] > 1; k++)
+        // the pulses must cover the halo beyond the farthest column's face
+        const double w       = box.perpendicularWidth(d);
+        const double width   = bounds_.narrowest(d) * w;
+        const double stagger = bounds_.stagger(d) * w;
+        if (grid_.n[d] > 1 && grid_.pulses[d] * width * (1 + 1e-6) < haloDistance_ + stagger)
         {
-            const double width = (bounds_[d][k + 1] - bounds_[d][k]) * box.perpendicularWidth(d);
-            if (grid_.pulses[d] * width * (1 + 1e-6) < haloDistance_)
-            {
-                throw SimulationError(fmt::format(
-                        "the box shrank to {:.3f} nm in {}: domain slab {} is {:.3f} nm wide, and {} halo pulse(s) "
-                        "no longer cover the halo distance {:.3f} nm; run with fewer domains in {} (-dd) or a "
-                        "stiffer pressure coupling",
-                        box.perpendicularWidth(d), "xyz"[d], k, width, grid_.pulses[d], haloDistance_, "xyz"[d]));
-            }
+            throw SimulationError(fmt::format(
+                    "the box shrank to {:.3f} nm in {}: its narrowest domain is {:.3f} nm wide, and {} halo "
+                    "pulse(s) no longer cover the halo distance {:.3f} nm (plus {:.3f} nm of staggered "
+                    "boundaries); run with fewer domains in {} (-dd) or a stiffer pressure coupling",
+                    w, "xyz"[d], width, grid_.pulses[d], haloDistance_, stagger, "xyz"[d]));
         }
     }
     globalIndex_.resize(numHome_);
@@ -496,14 +440,24 @@ void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& b
     std::vector<int> groupStart = homeGroupStart_; // of every local group copy
 
     // within the halo distance of the upper faces of the domain at offset
-    // -o (each d with o_d > 0)
+    // -o (each d with o_d > 0); with staggered boundaries the farthest of
+    // the columns' faces (the receiver pairs its atoms with copies from
+    // its neighbours' columns too, domain_bounds.h)
+    std::array<std::vector<double>, 3> upperFaces; // by o_d
+    for (int d = 0; d < 3; d++)
+    {
+        for (int od = 0; od <= grid_.pulses[d]; od++)
+        {
+            upperFaces[d].push_back(bounds_.maxFace(d, coord_[d] - od + 1));
+        }
+    }
     auto nearReceiver = [&](int begin, int count, const std::array<int, 3>& o) {
         const DVec s = box.toFractional(groupCentre(xLocal_, begin, count));
         for (int d = 0; d < 3; d++)
         {
             if (o[d] > 0)
             {
-                const double upperFace = face(d, coord_[d] - o[d] + 1);
+                const double upperFace = upperFaces[d][o[d]];
                 if ((s[d] - upperFace) * box.perpendicularWidth(d) >= haloDistance_)
                 {
                     return false;

@@ -47,6 +47,7 @@
 #include "core/real.h"
 #include "core/vec.h"
 #include "domdec/dd_grid.h"
+#include "domdec/domain_bounds.h"
 #include "domdec/load_balance.h"
 #include "timing/stage_timer.h"
 #include "domdec/update_groups.h"
@@ -164,19 +165,21 @@ public:
      * the others). */
     std::vector<Vec3<real>> gatherHome(const std::vector<Vec3<real>>& home) const;
 
-    /* Dynamic load balancing (load_balance.h). Boundaries: per dimension
-     * n + 1 fractional coordinates (0 .. 1) of the slabs of domains,
-     * uniform until balance() moves them. balance(): the load of every
-     * rank (the same vector on every rank, e.g. summed in rank order) moves
-     * the boundaries; the next repartition migrates the groups. */
-    using Bounds = std::array<std::vector<double>, 3>;
-    const Bounds& bounds() const { return bounds_; }
+    /* Dynamic load balancing (load_balance.h, domain_bounds.h).
+     * Boundaries: per dimension the fractional coordinates (0 .. 1) of the
+     * slabs of domains, per column of the dimensions before (staggered),
+     * flat; uniform until balance() moves them. balance(): the load of
+     * every rank (the same vector on every rank, e.g. summed in rank order)
+     * moves the boundaries; the next repartition migrates the groups. */
+    using Bounds = DomainBounds::Flat;
+    const Bounds& bounds() const { return bounds_.flat(); }
     /* Boundaries from a checkpoint; false (and nothing changed) when they
      * do not fit this grid and box (another grid, or slabs too narrow). */
     bool setBounds(const Bounds& bounds);
     void balance(const std::vector<double>& rankLoads);
-    /* Each slab's width (nm) along d. */
+    /* Each slab's width (nm) along d, column after column. */
     std::vector<double> slabWidths(int d) const;
+    int                 numColumns(int d) const { return bounds_.numColumns(d); }
 
     const DdGrid& grid() const { return grid_; }
     double        haloDistance() const { return haloDistance_; }
@@ -199,12 +202,8 @@ private:
             pairsSearched_ = partitionCount_;
         }
     }
-    std::array<int, 3> domainOf(const DVec& fractional) const;
-    /* Boundary k of dimension d for any integer k (periodic: k = n is 1,
-     * k = -1 is bounds[n-1] - 1). */
-    double face(int d, int k) const;
-    /* The narrowest slab the halo pulses allow along d (fractional). */
-    double minSlabWidth(int d, const Box& box) const;
+    std::array<int, 3>    domainOf(const DVec& fractional) const;
+    std::array<double, 3> boxWidths() const;
     DVec               groupCentre(const std::vector<Vec3<real>>& x, int begin, int count) const;
 
     comm::Communicator& comm_;
@@ -212,7 +211,7 @@ private:
     DdOptions           options_;
     DdGrid              grid_;
     std::array<int, 3>  coord_{};
-    Bounds              bounds_;
+    DomainBounds        bounds_;
     UpdateGroups        groups_;
     double              rlist_;
     double              haloDistance_;

@@ -2,12 +2,12 @@
  * move from the work measured in each domain.
  *
  * The domain grid keeps its nx x ny x nz shape; along each cut dimension
- * the boundaries between slabs of domains (fractional coordinates, shared
- * by every row: a tensor-product grid, not yet GROMACS's staggered rows)
- * move so that each slab gets an equal share of the measured work. The
- * work of a slab is the sum of its domains' loads, spread evenly over the
- * slab's width; the new boundaries cut that piecewise-linear cumulative
- * work into equal parts. Two limits keep the decomposition valid:
+ * the boundaries between slabs of domains (fractional coordinates; one set
+ * per column of domains, staggered as domain_bounds.h says) move so that
+ * each slab gets an equal share of the measured work. The work of a slab
+ * is the sum of its domains' loads, spread evenly over the slab's width;
+ * the new boundaries cut that piecewise-linear cumulative work into equal
+ * parts. Two limits keep the decomposition valid:
  *
  *  - every slab stays at least minWidth wide (fractional): the halo
  *    distance over the dimension's halo pulses, so the planned pulses still

@@ -161,14 +161,22 @@ void MdRun::dlbLogSummary() const
     {
         return;
     }
+    // per dimension, the columns' slab widths separated by |
     auto widths = [&](const std::array<std::vector<double>, 3>& w) {
         std::string s;
         for (int d = 0; d < 3; d++)
         {
-            if (w[d].size() > 1)
+            const size_t n = size_t(dd_->grid().n[d]);
+            if (n < 2 || w[d].size() % n != 0)
             {
-                s += fmt::format("{}{}: {:.3f}", s.empty() ? "" : ", ", "xyz"[d], fmt::join(w[d], " "));
+                continue;
             }
+            std::vector<std::string> cols;
+            for (size_t c = 0; c < w[d].size() / n; c++)
+            {
+                cols.push_back(fmt::format("{:.3f}", fmt::join(w[d].begin() + c * n, w[d].begin() + (c + 1) * n, " ")));
+            }
+            s += fmt::format("{}{}: {}", s.empty() ? "" : ", ", "xyz"[d], fmt::join(cols, " | "));
         }
         return s;
     };
@@ -204,6 +212,10 @@ void MdRun::dlbJson(nlohmann::json& json) const
     j["slab_widths_nm_start"]  = dlb_.firstWidths;
     j["slab_widths_nm_end"]    = dlbWidthsNow();
     j["bounds_fractional_end"] = dd_->bounds();
+    // the layout of the flat lists: per dimension, columns of domains + 1
+    // boundaries (of domains widths)
+    j["domains"] = dd_->grid().n;
+    j["columns"] = std::array<int, 3>{ dd_->numColumns(0), dd_->numColumns(1), dd_->numColumns(2) };
     // the boundaries after each balance (tools/plot_perf.py draws them)
     nlohmann::json history = nlohmann::json::array();
     for (const auto& [step, b] : dlb_.history)

@@ -117,7 +117,7 @@ struct PmeLayout
  * empty results. */
 std::vector<Result> decomposed(comm::Communicator& world, const SystemInputs& in,
                                const std::vector<std::vector<RVec>>& frames, double rlist, HaloSchedule schedule,
-                               const PmeLayout& layout = {})
+                               const PmeLayout& layout = {}, const DomainBounds::Flat* bounds = nullptr)
 {
     DdOptions options;
     options.schedule = schedule;
@@ -139,6 +139,10 @@ std::vector<Result> decomposed(comm::Communicator& world, const SystemInputs& in
     }
     comm::Communicator& comm = group ? *group : world;
     DomainDecomposition dd(comm, in.topology, frames[0], box, rlist, options);
+    if (bounds && !dd.setBounds(*bounds))
+    {
+        throw std::runtime_error("the staggered test boundaries do not fit the grid");
+    }
     ForceCalculator     fc(in.topology, in.mdp, box, rlist);
     std::vector<Result> results;
     std::vector<RVec>   xHome, vHome;
@@ -404,6 +408,79 @@ int main(int argc, char** argv)
             {
                 compare(staged["direct"][k], staged["staged"][k], kScheduleTolerance,
                         fmt::format("direct vs staged, frame {}", k), kDouble);
+            }
+        }
+    }
+    // Staggered boundaries (load balancing, domain_bounds.h): moved by 12
+    // balances from random loads, so every column of domains has its own
+    // cuts up to the stagger limit, and the same with the columns in
+    // reverse order (a column's face above or below its neighbour's);
+    // every pair still once (forces and the pair count against one rank),
+    // both schedules, two backends.
+    if (decomposable(comm::Communicator::worldSize()))
+    {
+        const DdGrid grid = chooseDdGrid(box, comm::Communicator::worldSize(), haloDistance, std::nullopt);
+        DomainBounds moved(grid, box, haloDistance);
+        CounterRandom rng(20261125, RandomPurpose::VelocityGeneration, 0, 0);
+        std::vector<double> loads(grid.size());
+        for (int balance = 0; balance < 12; balance++)
+        {
+            for (double& l : loads)
+            {
+                l = 0.2 + rng.uniform();
+            }
+            moved.balance(loads, { box.perpendicularWidth(0), box.perpendicularWidth(1), box.perpendicularWidth(2) });
+        }
+        double stagger = 0;
+        for (int d = 0; d < 3; d++)
+        {
+            stagger = std::max(stagger, moved.stagger(d) * box.perpendicularWidth(d));
+        }
+        DomainBounds::Flat reversed = moved.flat();
+        for (int d = 1; d < 3; d++)
+        {
+            const size_t per = grid.n[d] + 1, cols = reversed[d].size() / per;
+            for (size_t c = 0; c < cols / 2; c++)
+            {
+                std::swap_ranges(reversed[d].begin() + c * per, reversed[d].begin() + (c + 1) * per,
+                                 reversed[d].begin() + (cols - 1 - c) * per);
+            }
+        }
+        for (auto backend : { comm::Backend::P2p, comm::Backend::Shm })
+        {
+            if (!comm::backendAvailable(backend))
+            {
+                continue;
+            }
+            comm::Communicator comm(backend);
+            for (int variant = 0; variant < 4; variant++)
+            {
+                const HaloSchedule schedule = variant % 2 == 0 ? HaloSchedule::Staged : HaloSchedule::Direct;
+                const bool         reverse  = variant >= 2;
+                if (backend != comm::Backend::P2p && (reverse || schedule == HaloSchedule::Direct))
+                {
+                    continue; // shm: the first variant
+                }
+                const std::string name = fmt::format(
+                        "{} ranks, {}, {}, staggered boundaries{} (largest stagger {:.3f} nm)", comm.size(),
+                        comm::backendName(backend), schedule == HaloSchedule::Staged ? "staged" : "direct",
+                        reverse ? ", columns reversed" : "", stagger);
+                try
+                {
+                    const auto got = decomposed(comm, in, frames, rlist, schedule, {}, reverse ? &reversed : &moved.flat());
+                    for (size_t k = 0; k < frames.size(); k++)
+                    {
+                        compare(got[k], want[k], tol, fmt::format("{} {}, frame {}", dir, name, k), kDouble);
+                    }
+                    if (comm.rank() == 0)
+                    {
+                        std::printf("%s: agrees with one rank\n", name.c_str());
+                    }
+                }
+                catch (const std::exception& e)
+                {
+                    check(false, name + ": " + e.what());
+                }
             }
         }
     }

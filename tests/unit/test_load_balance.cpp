@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 
+#include "domdec/domain_bounds.h"
 #include "domdec/load_balance.h"
 
 namespace putmd
@@ -94,6 +95,74 @@ TEST(LoadBalance, ImbalanceIsMaxOverMean)
 {
     EXPECT_DOUBLE_EQ(loadImbalance({ 1, 1, 1, 1 }), 0);
     EXPECT_DOUBLE_EQ(loadImbalance({ 3, 1 }), 0.5);
+}
+
+} // namespace
+} // namespace putmd
+
+namespace putmd
+{
+namespace
+{
+
+Box cubicBox(double edge)
+{
+    Matrix3 m;
+    m(0, 0) = m(1, 1) = m(2, 2) = edge;
+    return Box(m);
+}
+
+/* Staggered boundaries (domdec/domain_bounds.h): on a 2 x 2 x 1 grid the
+ * two x columns want opposite y cuts; each gets its own, no further apart
+ * than the stagger limit, every slab at least the allowed width, every move
+ * at most half of it; set() takes back what balance() made and refuses
+ * counts or staggers that do not fit. */
+TEST(DomainBounds, ColumnsStaggerWithinTheLimits)
+{
+    const Box    box = cubicBox(5.0);
+    const double halo = 1.386;
+    DdGrid       grid;
+    grid.n = { 2, 2, 1 };
+    DomainBounds b(grid, box, halo);
+    EXPECT_EQ(b.numColumns(1), 2);
+    EXPECT_GT(b.staggerLimit(1), 0.0);
+    EXPECT_EQ(b.staggerLimit(0), 0.0); // the first cut dimension is shared
+    const std::array<double, 3> widths{ 5, 5, 5 };
+    // ranks (x fastest): (0,0) (1,0) (0,1) (1,1); column 0 heavy below, column 1 heavy above
+    const std::vector<double> loads{ 3, 1, 1, 3 };
+    DomainBounds::Flat        previous = b.flat();
+    for (int balance = 0; balance < 10; balance++)
+    {
+        b.balance(loads, widths);
+        for (int d = 0; d < 2; d++)
+        {
+            EXPECT_LE(b.stagger(d), b.staggerLimit(d) * (1 + 1e-12) + 1e-15);
+            EXPECT_GE(b.narrowest(d), b.minWidth(d, 5.0) * (1 - 1e-12));
+            for (size_t k = 0; k < b.flat()[d].size(); k++)
+            {
+                EXPECT_LE(std::abs(b.flat()[d][k] - previous[d][k]), 0.5 * b.minWidth(d, 5.0) * (1 + 1e-12));
+            }
+        }
+        previous = b.flat();
+    }
+    // column 0's y cut went down, column 1's up, as far apart as allowed
+    EXPECT_LT(b.face(1, 0, 1), 0.5);
+    EXPECT_GT(b.face(1, 1, 1), 0.5);
+    EXPECT_NEAR(b.stagger(1), b.staggerLimit(1), 1e-9);
+    EXPECT_EQ(b.maxFace(1, 1), b.face(1, 1, 1));
+    // a domain follows its column's cut
+    EXPECT_EQ(b.domainOf(DVec(0.25, 0.49, 0.5))[1], 1);
+    EXPECT_EQ(b.domainOf(DVec(0.75, 0.49, 0.5))[1], 0);
+
+    DomainBounds copy(grid, box, halo);
+    EXPECT_TRUE(copy.set(b.flat(), widths));
+    EXPECT_EQ(copy.flat(), b.flat());
+    DomainBounds::Flat wrongCount = b.flat();
+    wrongCount[1].pop_back();
+    EXPECT_FALSE(copy.set(wrongCount, widths));
+    DomainBounds::Flat tooStaggered = b.flat();
+    tooStaggered[1][1] -= 0.05; // column 0's cut further down
+    EXPECT_FALSE(copy.set(tooStaggered, widths));
 }
 
 } // namespace
