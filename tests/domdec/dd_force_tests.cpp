@@ -284,12 +284,17 @@ int main(int argc, char** argv)
     paths.topology    = dir + "/topol.top";
     // --pme-layouts: also every PME layout (npme 0, 1, 2) x transposes x backends
     bool        pmeLayouts = false;
+    bool        staggered  = false; // --staggered: also load-balanced (staggered) boundaries
     std::string coordinates = "conf.gro";
     for (int i = 2; i < argc; i++)
     {
         if (std::string(argv[i]) == "--pme-layouts")
         {
             pmeLayouts = true;
+        }
+        else if (std::string(argv[i]) == "--staggered")
+        {
+            staggered = true;
         }
         else
         {
@@ -417,7 +422,7 @@ int main(int argc, char** argv)
     // reverse order (a column's face above or below its neighbour's);
     // every pair still once (forces and the pair count against one rank),
     // both schedules, two backends.
-    if (decomposable(comm::Communicator::worldSize()))
+    if (staggered && decomposable(comm::Communicator::worldSize()))
     {
         const DdGrid grid = chooseDdGrid(box, comm::Communicator::worldSize(), haloDistance, std::nullopt);
         DomainBounds moved(grid, box, haloDistance);
