@@ -259,13 +259,42 @@ void DomainDecomposition::wrapGroups(std::vector<RVec>& xHome, const Box& box)
     }
 }
 
+/* Groups whose centre left the domain go to the neighbour towards their new
+ * domain, dimension by dimension. A dimension of P halo pulses has domains
+ * as narrow as a P-th of the halo distance, so a group may cross up to P of
+ * them between two searches (a fast molecule in a vapour, long nstlist):
+ * P rounds per dimension, each moving every group one domain on. */
 void DomainDecomposition::migrate(std::vector<RVec>& xHome, std::vector<RVec>& vHome, const Box& box)
 {
     for (int d = 0; d < 3; d++)
     {
+        for (int round = 0; round < grid_.pulses[d]; round++)
+        {
+            migrateOneDomain(xHome, vHome, box, d, grid_.pulses[d] - round);
+        }
+    }
+    numHome_ = static_cast<int>(xHome.size());
+    // every group is home now (the halo and the exactly-once rule rely on it)
+    for (size_t g = 0; g + 1 < homeGroupStart_.size(); g++)
+    {
+        const int b = homeGroupStart_[g], n = homeGroupStart_[g + 1] - b;
+        if (domainOf(box.toFractional(groupCentre(xHome, b, n))) != coord_)
+        {
+            throw InternalError(fmt::format("after migration {} is on the rank of domain {} {} {}, not its own",
+                                            global_.describeAtom(globalIndex_[b]), coord_[0], coord_[1], coord_[2]));
+        }
+    }
+}
+
+/* One round of migration along d: every group not in its domain moves one
+ * domain towards it (roundsLeft: this one included). */
+void DomainDecomposition::migrateOneDomain(std::vector<RVec>& xHome, std::vector<RVec>& vHome, const Box& box, int d,
+                                           int roundsLeft)
+{
+    {
         if (grid_.n[d] == 1)
         {
-            continue;
+            return;
         }
         auto up = coord_, down = coord_;
         up[d]   = (coord_[d] + 1) % grid_.n[d];
@@ -283,14 +312,16 @@ void DomainDecomposition::migrate(std::vector<RVec>& xHome, std::vector<RVec>& v
                 continue;
             }
             const int delta = (t - coord_[d] + grid_.n[d]) % grid_.n[d];
-            if (delta != 1 && delta != grid_.n[d] - 1)
+            const int steps = std::min(delta, grid_.n[d] - delta);
+            if (steps > roundsLeft)
             {
                 throw SimulationError(fmt::format(
-                        "{} moved from domain {} to domain {} along {} between two pair searches, further than one "
-                        "domain; the system is probably blowing up (or nstlist is far too long)",
-                        global_.describeAtom(globalIndex_[b]), coord_[d], t, "xyz"[d]));
+                        "{} moved to domain {} along {} between two pair searches, further than the {} domain(s) a "
+                        "group may cross there (one per halo pulse); the system is probably blowing up (or nstlist "
+                        "is far too long)",
+                        global_.describeAtom(globalIndex_[b]), t, "xyz"[d], grid_.pulses[d]));
             }
-            direction[g] = delta == 1 ? 0 : 1;
+            direction[g] = delta <= grid_.n[d] - delta ? 0 : 1;
             bytes[direction[g]] += n * kMigrationAtomBytes;
         }
         auto&                        ex = *migration_[d];
@@ -354,7 +385,6 @@ void DomainDecomposition::migrate(std::vector<RVec>& xHome, std::vector<RVec>& v
         globalIndex_.swap(gKeep);
         homeGroupStart_.swap(startKeep);
     }
-    numHome_ = static_cast<int>(xHome.size());
 }
 
 /* Home groups in group order, so the layout depends only on which atoms a

@@ -190,6 +190,8 @@ private:
     struct Pulse;
     void wrapGroups(std::vector<Vec3<real>>& xHome, const Box& box);
     void migrate(std::vector<Vec3<real>>& xHome, std::vector<Vec3<real>>& vHome, const Box& box);
+    void migrateOneDomain(std::vector<Vec3<real>>& xHome, std::vector<Vec3<real>>& vHome, const Box& box, int d,
+                          int roundsLeft);
     void sortHome(std::vector<Vec3<real>>& xHome, std::vector<Vec3<real>>& vHome);
     void setupHalo(const std::vector<Vec3<real>>& xHome, const Box& box);
     void buildLocalTopology(const Box& box);

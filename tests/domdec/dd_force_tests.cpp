@@ -314,9 +314,11 @@ int main(int argc, char** argv)
     const Box&      box = in.coordinates.box;
     const Topology& top = in.topology;
     const double    haloDistance = rlist + 2 * makeUpdateGroups(top, x0, box).maxRadius;
-    // the narrowest domain of the grids this run decomposes into (the world
-    // and, with --pme-layouts, 1 or 2 ranks fewer)
+    // how far a group may move between two searches in the grids this run
+    // decomposes into (the world and, with --pme-layouts, 1 or 2 ranks
+    // fewer): a domain per halo pulse, so the narrowest P x width
     double narrowest = std::numeric_limits<double>::infinity();
+    bool   multiPulse = false;
     for (int npme = 0; npme <= (pmeLayouts ? 2 : 0); npme++)
     {
         try
@@ -330,7 +332,8 @@ int main(int argc, char** argv)
             {
                 if (g.n[d] > 1)
                 {
-                    narrowest = std::min(narrowest, box.perpendicularWidth(d) / g.n[d]);
+                    narrowest  = std::min(narrowest, g.pulses[d] * box.perpendicularWidth(d) / g.n[d]);
+                    multiPulse = multiPulse || (g.pulses[d] > 1 && npme == 0);
                 }
             }
         }
@@ -338,11 +341,14 @@ int main(int argc, char** argv)
         {
         }
     }
-    // less than a domain width (with the random moves after it), so groups
-    // move at most to the neighbour domain, as between two searches: 0.8 nm
-    // for domains of one halo pulse (> 1 nm), less for narrower ones
+    // less than that (with the random moves after it), as between two
+    // searches: 0.8 nm for domains of one halo pulse (> 1 nm); with several
+    // pulses groups cross two or three domains (migration in rounds)
     RVec shift(real(0.61), real(0.43), real(-0.29));
-    shift *= real(std::min(1.0, 0.6 * narrowest / std::sqrt(norm2(DVec(shift)))));
+    // (multi-pulse grids: as far as that allows, so groups cross more than
+    // one domain; other grids keep the 0.8 nm shift)
+    const double scale = 0.6 * narrowest / std::sqrt(norm2(DVec(shift)));
+    shift *= real(multiPulse ? scale : std::min(1.0, scale));
     std::vector<std::vector<RVec>> frames{ x0, displaced(top, x0, shift, 0, 1),
                                            displaced(top, displaced(top, x0, shift, 0, 1), RVec(), 0.08, 7) };
     // PUTMD_DD_TEST_FRAMES=1: only the input frame (for large systems in sweeps)
