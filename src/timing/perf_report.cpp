@@ -264,9 +264,9 @@ std::string hintText(const Summary& s)
     }
     const Row& w = s.rows[std::size_t(s.worst)];
     return fmt::format("Note: {:.1f}% of the run time is lost to load imbalance (more than {:.0f}%), most of it in "
-                       "\"{}\" (max {:.3f} s against an average of {:.3f} s over the ranks). Try -dd with other "
-                       "counts, --npme (separate PME ranks, or another count of them), or fewer ranks (more atoms "
-                       "per rank).",
+                       "\"{}\" (max {:.3f} s against an average of {:.3f} s over the ranks). Try -dlb yes (dynamic "
+                       "load balancing, unless it ran), -dd with other counts, --npme (separate PME ranks, or another "
+                       "count of them), or fewer ranks (more atoms per rank).",
                        s.lostPercent, kImbalanceHintPercent, stageName(w.stage), w.max, w.avg);
 }
 

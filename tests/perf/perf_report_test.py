@@ -230,12 +230,12 @@ def half_water(d):
 def imbalance():
     with tempfile.TemporaryDirectory(prefix="putmd_perf_") as d:
         top, gro, kept = half_water(d)
-        log, perf = run_md(d, 2, top, gro, 40, ["-dd", "2", "1", "1"])
+        log, perf = run_md(d, 2, top, gro, 40, ["-dd", "2", "1", "1", "-dlb", "no"])
         check_sums(accounting_rows(log))
         lost = imbalance_of(log)
         if lost <= THRESHOLD:
             fail(f"one domain holds most of the {kept} atoms, yet the imbalance line says {lost}% (hint threshold {THRESHOLD}%)")
-        if "is lost to load imbalance" not in log or "Try -dd with other counts" not in log:
+        if "is lost to load imbalance" not in log or "Try -dlb yes" not in log or "-dd with other counts" not in log:
             fail("imbalance above the threshold but no hint in the log")
         validate(perf)
         if not perf["imbalance"]["hint"] or perf["imbalance"]["worst_stage"] is None:
