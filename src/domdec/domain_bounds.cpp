@@ -118,7 +118,7 @@ std::vector<double> DomainBounds::widths(int d, double boxWidth) const
     return w;
 }
 
-void DomainBounds::balance(const std::vector<double>& rankLoads, const std::array<double, 3>& boxWidths)
+void DomainBounds::balance(const std::vector<double>& rankLoads, const std::array<double, 3>& boxWidths, double damping)
 {
     for (int d = 0; d < 3; d++)
     {
@@ -140,7 +140,7 @@ void DomainBounds::balance(const std::vector<double>& rankLoads, const std::arra
         for (int c = 0; c < numCol; c++)
         {
             const std::vector<double> old(column(d, c), column(d, c) + n + 1);
-            target[c] = balancedBounds(old, load[c], minW, 1.0);
+            target[c] = balancedBounds(old, load[c], minW, 1.0, damping);
         }
         // the columns pulled towards their mean to the stagger limit: each
         // column a convex combination of the mean and its target, so its

@@ -28,6 +28,7 @@
 
 #include "core/box.h"
 #include "domdec/dd_grid.h"
+#include "domdec/load_balance.h"
 
 namespace putmd
 {
@@ -67,7 +68,8 @@ public:
      * columns' boundaries pulled towards their mean to the stagger limit,
      * then the whole move scaled to at most half the narrowest allowed slab
      * per boundary. boxWidths: the box's perpendicular widths. */
-    void balance(const std::vector<double>& rankLoads, const std::array<double, 3>& boxWidths);
+    void balance(const std::vector<double>& rankLoads, const std::array<double, 3>& boxWidths,
+                 double damping = kDlbDamping);
 
     const Flat& flat() const { return b_; }
     /* False (and nothing changed) unless the values fit: the counts of this

@@ -144,9 +144,9 @@ std::vector<double> DomainDecomposition::slabWidths(int d) const
     return bounds_.widths(d, box_.perpendicularWidth(d));
 }
 
-void DomainDecomposition::balance(const std::vector<double>& rankLoads)
+void DomainDecomposition::balance(const std::vector<double>& rankLoads, double damping)
 {
-    bounds_.balance(rankLoads, boxWidths());
+    bounds_.balance(rankLoads, boxWidths(), damping);
 }
 
 bool DomainDecomposition::setBounds(const Bounds& bounds)

@@ -176,7 +176,7 @@ public:
     /* Boundaries from a checkpoint; false (and nothing changed) when they
      * do not fit this grid and box (another grid, or slabs too narrow). */
     bool setBounds(const Bounds& bounds);
-    void balance(const std::vector<double>& rankLoads);
+    void balance(const std::vector<double>& rankLoads, double damping = kDlbDamping);
     /* Each slab's width (nm) along d, column after column. */
     std::vector<double> slabWidths(int d) const;
     int                 numColumns(int d) const { return bounds_.numColumns(d); }

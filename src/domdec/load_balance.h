@@ -17,9 +17,9 @@
  *    towards the target is scaled as a whole (a convex combination of two
  *    valid boundary sets is valid).
  *
- * A damping factor (half-way to the target per balance, as GROMACS damps
- * its cell-size changes) keeps the measured noise from making boundaries
- * oscillate. Everything here is deterministic: the same loads give the
+ * A damping factor (three quarters of the way to the target per balance,
+ * as GROMACS damps its cell-size changes) keeps the measured noise from
+ * making boundaries oscillate; above kDlbUndampedImbalance there is none. Everything here is deterministic: the same loads give the
  * same bits on every rank. */
 #pragma once
 
@@ -38,6 +38,10 @@ enum class DlbMode
 
 constexpr double kDlbAutoPercent = 5.0;
 constexpr double kDlbDamping     = 0.75;
+/* Above this imbalance (max/mean - 1) the boundaries go all the way to the
+ * target (within the move limit): far from balance the noise matters less
+ * than the time lost while converging. */
+constexpr double kDlbUndampedImbalance = 0.2;
 
 /* "auto", "yes", "no" */
 const char* dlbModeName(DlbMode m);

@@ -135,7 +135,7 @@ void MdRun::balanceStage(long step)
         }
         if (dlb_.active)
         {
-            dd_->balance(work);
+            dd_->balance(work, imbalance > kDlbUndampedImbalance ? 1.0 : kDlbDamping);
             dlb_.balances++;
             if (dlb_.history.size() < 10000)
             {
