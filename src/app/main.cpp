@@ -3,7 +3,9 @@
 #include <malloc.h>
 
 #include <exception>
+#include <chrono>
 #include <iostream>
+#include <thread>
 #include <new>
 #include <string>
 #include <vector>
@@ -34,18 +36,26 @@ namespace
 
 int dispatch(int argc, char** argv);
 
+// an input error this rank left to rank 0 to print
+bool g_inputErrorLeftToRoot = false;
+
 /* With several ranks an error on one must stop all (never a hang): the
  * message is printed (once, by the first rank, for input errors, which every
- * rank finds alike) and the job aborted. */
-int finish(int code, bool inputError)
+ * rank finds alike) and the job aborted. The other ranks wait a moment
+ * before aborting on an input error, so that the abort does not kill the
+ * first rank before its message is out (seen with 8 ranks on 2 cores). */
+int finish(int code)
 {
     if (code != 0 && putmd::comm::Communicator::parallel() && putmd::comm::Communicator::worldSize() > 1)
     {
         std::cerr.flush();
+        if (g_inputErrorLeftToRoot)
+        {
+            std::this_thread::sleep_for(std::chrono::seconds(3));
+        }
         putmd::comm::Communicator::abortJob(code);
     }
     putmd::comm::Communicator::finalize();
-    (void)inputError;
     return code;
 }
 
@@ -66,7 +76,7 @@ int main(int argc, char** argv)
     // (33k-atom rnase: 73 -> 56 MB peak; no measurable cost in speed).
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     putmd::comm::Communicator::initialize(&argc, &argv);
-    return finish(dispatch(argc, argv), false);
+    return finish(dispatch(argc, argv));
 }
 
 namespace
@@ -115,6 +125,7 @@ int dispatch(int argc, char** argv)
         {
             std::cerr << "error: " << e.what() << "\n";
         }
+        g_inputErrorLeftToRoot = quietRank();
         return 1;
     }
     catch (const putmd::SimulationError& e)
