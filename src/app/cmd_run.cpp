@@ -190,22 +190,12 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
         throw InputError("putmd run: --halo '" + opt.get("halo") + "' is not a schedule; valid: staged, direct");
     }
     run.dd.schedule = opt.get("halo") == "direct" ? HaloSchedule::Direct : HaloSchedule::Staged;
-    if (opt.get("dlb") == "auto")
-    {
-        run.dd.dlb = DlbMode::Auto;
-    }
-    else if (opt.get("dlb") == "yes")
-    {
-        run.dd.dlb = DlbMode::Yes;
-    }
-    else if (opt.get("dlb") == "no")
-    {
-        run.dd.dlb = DlbMode::No;
-    }
-    else
+    const auto dlb = parseDlbMode(opt.get("dlb"));
+    if (!dlb)
     {
         throw InputError("putmd run: -dlb '" + opt.get("dlb") + "' is not a mode; valid: auto, yes, no");
     }
+    run.dd.dlb = *dlb;
     if (PUTMD_SMPI && run.numThreads > 1)
     {
         throw InputError(fmt::format("putmd run: -nt {}: SimGrid's SMPI simulates ranks, not the threads inside "

@@ -1,5 +1,4 @@
 #include "domdec/domdec.h"
-#include "domdec/load_balance.h"
 #include "update/virtual_sites.h"
 
 #include <algorithm>
@@ -75,7 +74,6 @@ struct DomainDecomposition::Pulse
     std::unique_ptr<comm::Exchange> setup, x, f;
     std::vector<int>                sendPeer, recvPeer;
     std::vector<int>                sendZone; // the zone mask each send link serves
-    std::vector<std::array<int, 3>> sendOffset; // direct: the receiver's domain offset below this one
     std::vector<std::vector<int>>   sendIndex;
     std::vector<int>                recvStart, recvCount;
     std::vector<RVec>               recvShift;
@@ -291,100 +289,98 @@ void DomainDecomposition::migrate(std::vector<RVec>& xHome, std::vector<RVec>& v
 void DomainDecomposition::migrateOneDomain(std::vector<RVec>& xHome, std::vector<RVec>& vHome, const Box& box, int d,
                                            int roundsLeft)
 {
+    if (grid_.n[d] == 1)
     {
-        if (grid_.n[d] == 1)
+        return;
+    }
+    auto up = coord_, down = coord_;
+    up[d]   = (coord_[d] + 1) % grid_.n[d];
+    down[d] = (coord_[d] + grid_.n[d] - 1) % grid_.n[d];
+    // which groups leave, and which way
+    std::vector<int> direction(homeGroupStart_.size() - 1, -1); // -1 stay, 0 up, 1 down
+    size_t           bytes[2] = { 0, 0 };
+    for (size_t g = 0; g + 1 < homeGroupStart_.size(); g++)
+    {
+        const int  b = homeGroupStart_[g], n = homeGroupStart_[g + 1] - b;
+        const DVec s = box.toFractional(groupCentre(xHome, b, n));
+        const int  t = domainOf(s)[d];
+        if (t == coord_[d])
         {
-            return;
+            continue;
         }
-        auto up = coord_, down = coord_;
-        up[d]   = (coord_[d] + 1) % grid_.n[d];
-        down[d] = (coord_[d] + grid_.n[d] - 1) % grid_.n[d];
-        // which groups leave, and which way
-        std::vector<int> direction(homeGroupStart_.size() - 1, -1); // -1 stay, 0 up, 1 down
-        size_t           bytes[2] = { 0, 0 };
-        for (size_t g = 0; g + 1 < homeGroupStart_.size(); g++)
+        const int delta = (t - coord_[d] + grid_.n[d]) % grid_.n[d];
+        const int steps = std::min(delta, grid_.n[d] - delta);
+        if (steps > roundsLeft)
         {
-            const int  b = homeGroupStart_[g], n = homeGroupStart_[g + 1] - b;
-            const DVec s = box.toFractional(groupCentre(xHome, b, n));
-            const int  t = domainOf(s)[d];
-            if (t == coord_[d])
-            {
-                continue;
-            }
-            const int delta = (t - coord_[d] + grid_.n[d]) % grid_.n[d];
-            const int steps = std::min(delta, grid_.n[d] - delta);
-            if (steps > roundsLeft)
-            {
-                throw SimulationError(fmt::format(
-                        "{} moved to domain {} along {} between two pair searches, further than the {} domain(s) a "
-                        "group may cross there (one per halo pulse); the system is probably blowing up (or nstlist "
-                        "is far too long)",
-                        global_.describeAtom(globalIndex_[b]), t, "xyz"[d], grid_.pulses[d]));
-            }
-            direction[g] = delta <= grid_.n[d] - delta ? 0 : 1;
-            bytes[direction[g]] += n * kMigrationAtomBytes;
+            throw SimulationError(fmt::format(
+                    "{} moved to domain {} along {} between two pair searches, further than the {} domain(s) a "
+                    "group may cross there (one per halo pulse); the system is probably blowing up (or nstlist "
+                    "is far too long)",
+                    global_.describeAtom(globalIndex_[b]), t, "xyz"[d], grid_.pulses[d]));
         }
-        auto&                        ex = *migration_[d];
-        const comm::SendLink         links[2] = { { grid_.rankOf(up), bytes[0] }, { grid_.rankOf(down), bytes[1] } };
-        const int                    from[2]  = { grid_.rankOf(down), grid_.rankOf(up) };
-        ex.plan(links, from);
-        std::byte* out[2] = { ex.sendBuffer(0).data(), ex.sendBuffer(1).data() };
-        std::vector<RVec> xKeep, vKeep;
-        std::vector<int>  gKeep, startKeep{ 0 };
-        for (size_t g = 0; g + 1 < homeGroupStart_.size(); g++)
+        direction[g] = delta <= grid_.n[d] - delta ? 0 : 1;
+        bytes[direction[g]] += n * kMigrationAtomBytes;
+    }
+    auto&                        ex = *migration_[d];
+    const comm::SendLink         links[2] = { { grid_.rankOf(up), bytes[0] }, { grid_.rankOf(down), bytes[1] } };
+    const int                    from[2]  = { grid_.rankOf(down), grid_.rankOf(up) };
+    ex.plan(links, from);
+    std::byte* out[2] = { ex.sendBuffer(0).data(), ex.sendBuffer(1).data() };
+    std::vector<RVec> xKeep, vKeep;
+    std::vector<int>  gKeep, startKeep{ 0 };
+    for (size_t g = 0; g + 1 < homeGroupStart_.size(); g++)
+    {
+        const int b = homeGroupStart_[g], e = homeGroupStart_[g + 1];
+        if (direction[g] < 0)
         {
-            const int b = homeGroupStart_[g], e = homeGroupStart_[g + 1];
-            if (direction[g] < 0)
-            {
-                for (int k = b; k < e; k++)
-                {
-                    xKeep.push_back(xHome[k]);
-                    vKeep.push_back(vHome[k]);
-                    gKeep.push_back(globalIndex_[k]);
-                }
-                startKeep.push_back(static_cast<int>(xKeep.size()));
-                continue;
-            }
-            std::byte*& p = out[direction[g]];
             for (int k = b; k < e; k++)
             {
-                put(p, int32_t(globalIndex_[k]));
-                putVec(p, xHome[k]);
-                putVec(p, vHome[k]);
+                xKeep.push_back(xHome[k]);
+                vKeep.push_back(vHome[k]);
+                gKeep.push_back(globalIndex_[k]);
             }
+            startKeep.push_back(static_cast<int>(xKeep.size()));
+            continue;
         }
-        ex.start();
-        ex.finish();
-        for (int link = 0; link < 2; link++)
+        std::byte*& p = out[direction[g]];
+        for (int k = b; k < e; k++)
         {
-            const auto       in = ex.recvBuffer(link);
-            const std::byte* p  = in.data();
-            const size_t     n  = in.size() / kMigrationAtomBytes;
-            int              lastGroup = -1;
-            for (size_t a = 0; a < n; a++)
-            {
-                const int  gi = take<int32_t>(p);
-                const RVec xa = takeVec(p);
-                const RVec va = takeVec(p);
-                if (groups_.groupOf[gi] != lastGroup && a > 0)
-                {
-                    startKeep.push_back(static_cast<int>(xKeep.size()));
-                }
-                lastGroup = groups_.groupOf[gi];
-                xKeep.push_back(xa);
-                vKeep.push_back(va);
-                gKeep.push_back(gi);
-            }
-            if (n > 0)
+            put(p, int32_t(globalIndex_[k]));
+            putVec(p, xHome[k]);
+            putVec(p, vHome[k]);
+        }
+    }
+    ex.start();
+    ex.finish();
+    for (int link = 0; link < 2; link++)
+    {
+        const auto       in = ex.recvBuffer(link);
+        const std::byte* p  = in.data();
+        const size_t     n  = in.size() / kMigrationAtomBytes;
+        int              lastGroup = -1;
+        for (size_t a = 0; a < n; a++)
+        {
+            const int  gi = take<int32_t>(p);
+            const RVec xa = takeVec(p);
+            const RVec va = takeVec(p);
+            if (groups_.groupOf[gi] != lastGroup && a > 0)
             {
                 startKeep.push_back(static_cast<int>(xKeep.size()));
             }
+            lastGroup = groups_.groupOf[gi];
+            xKeep.push_back(xa);
+            vKeep.push_back(va);
+            gKeep.push_back(gi);
         }
-        xHome.swap(xKeep);
-        vHome.swap(vKeep);
-        globalIndex_.swap(gKeep);
-        homeGroupStart_.swap(startKeep);
+        if (n > 0)
+        {
+            startKeep.push_back(static_cast<int>(xKeep.size()));
+        }
     }
+    xHome.swap(xKeep);
+    vHome.swap(vKeep);
+    globalIndex_.swap(gKeep);
+    homeGroupStart_.swap(startKeep);
 }
 
 /* Home groups in group order, so the layout depends only on which atoms a
@@ -515,7 +511,6 @@ void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& b
         pulse.sendPeer.clear();
         pulse.recvPeer.clear();
         pulse.sendZone.clear();
-        pulse.sendOffset.clear();
         pulse.sendIndex.clear();
         pulse.recvShift.clear();
         pulse.recvShiftMask.clear();
@@ -550,7 +545,6 @@ void DomainDecomposition::setupHalo(const std::vector<RVec>& xHome, const Box& b
             pulse.sendPeer.push_back(rankAt(o, -1));
             pulse.recvPeer.push_back(rankAt(o, +1));
             pulse.sendZone.push_back(maskOf(o));
-            pulse.sendOffset.push_back(o);
             std::vector<int> send;
             for (int g = firstGroup; g < endGroup; g++)
             {

@@ -18,6 +18,18 @@ const char* dlbModeName(DlbMode m)
     return "?";
 }
 
+std::optional<DlbMode> parseDlbMode(const std::string& name)
+{
+    for (DlbMode m : { DlbMode::Auto, DlbMode::Yes, DlbMode::No })
+    {
+        if (name == dlbModeName(m))
+        {
+            return m;
+        }
+    }
+    return std::nullopt;
+}
+
 double loadImbalance(const std::vector<double>& loads)
 {
     if (loads.empty())

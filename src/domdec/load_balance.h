@@ -23,6 +23,7 @@
  * same bits on every rank. */
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,9 @@ constexpr double kDlbDamping     = 0.75;
  * than the time lost while converging. */
 constexpr double kDlbUndampedImbalance = 0.2;
 
-/* "auto", "yes", "no" */
-const char* dlbModeName(DlbMode m);
+/* "auto", "yes", "no", and back (nullopt for anything else) */
+const char*            dlbModeName(DlbMode m);
+std::optional<DlbMode> parseDlbMode(const std::string& name);
 
 /* New boundaries (n + 1 values, first 0, last 1) for slabs with the given
  * loads (n values, >= 0). bounds: the current ones. */

@@ -74,6 +74,39 @@ std::vector<double> MdRun::exchangeDlbLoads()
     return loads;
 }
 
+void MdRun::openDlbWindow()
+{
+    dlb_.marked   = true;
+    dlb_.workMark = dlbWork();
+    dlb_.wallMark = clockSeconds();
+}
+
+/* The boundaries, state and pending loads of the checkpointed run, when
+ * they fit this run's grid. */
+void MdRun::restoreDlb()
+{
+    if (!restart_ || restart_->dlbBounds[0].empty() || options_.dd.dlb == DlbMode::No)
+    {
+        return;
+    }
+    if (!dd_->setBounds(restart_->dlbBounds))
+    {
+        settings_.notes.push_back(fmt::format("the domain boundaries in {} are for another grid than {}: load "
+                                              "balancing starts again from equal domains",
+                                              options_.continueFrom, describeGrid(dd_->grid())));
+        return;
+    }
+    dlb_.active = restart_->dlbActive;
+    if (dlb_.active)
+    {
+        dlb_.why = fmt::format("on (continued from {})", options_.continueFrom);
+    }
+    if (restart_->dlbLoads.size() == size_t(comm_->size()) + 1)
+    {
+        dlb_.pendingLoads = restart_->dlbLoads;
+    }
+}
+
 /* At a search step, before the repartition. */
 void MdRun::balanceStage(long step)
 {

@@ -185,6 +185,8 @@ private:
     double              dlbWork() const;
     std::vector<double> exchangeDlbLoads();
     void                balanceStage(long step);
+    void                openDlbWindow(); // after a repartition: the next window's marks
+    void                restoreDlb();    // a continuation: the checkpointed boundaries and state
     std::array<std::vector<double>, 3> dlbWidthsNow() const;
     void                dlbLogSummary() const;
     void                dlbJson(nlohmann::json& json) const; // adds "dlb" (when it could run)

@@ -3,7 +3,6 @@
  * other files of MdRun; coupling is md_coupling.cpp). */
 #include "run/md_runner.h"
 #include "run/md_run.h"
-#include "core/clock.h"
 #include "update/virtual_sites.h"
 
 #include <omp.h>
@@ -258,27 +257,7 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
             options_.dd.groupRadius = restart_->ddGroupRadius;
         }
         dd_ = std::make_unique<DomainDecomposition>(*comm_, top_, x_, box_, settings_.rlist, options_.dd);
-        if (restart_ && !restart_->dlbBounds[0].empty() && options_.dd.dlb != DlbMode::No
-            && dd_->setBounds(restart_->dlbBounds))
-        {
-            // the boundaries, state and pending loads of the checkpointed run
-            dlb_.active       = restart_->dlbActive;
-            dlb_.pendingLoads = restart_->dlbLoads;
-            if (dlb_.active)
-            {
-                dlb_.why = fmt::format("on (continued from {})", options_.continueFrom);
-            }
-            if (!dlb_.pendingLoads.empty() && dlb_.pendingLoads.size() != size_t(comm_->size()) + 1)
-            {
-                dlb_.pendingLoads.clear();
-            }
-        }
-        else if (restart_ && !restart_->dlbBounds[0].empty() && options_.dd.dlb != DlbMode::No)
-        {
-            settings_.notes.push_back(fmt::format("the domain boundaries in {} are for another grid than {}: load "
-                                                  "balancing starts again from equal domains",
-                                                  options_.continueFrom, describeGrid(dd_->grid())));
-        }
+        restoreDlb();
         std::vector<RVec> xHome, vHome;
         dd_->distribute(x_, v_, box_, xHome, vHome);
         x_.swap(xHome);
@@ -320,9 +299,7 @@ bool MdRun::searchStage(long step)
             balanceStage(step);
         }
         repartition();
-        dlb_.marked   = true;
-        dlb_.workMark = dlbWork();
-        dlb_.wallMark = clockSeconds();
+        openDlbWindow();
     }
     else if (regular)
     {

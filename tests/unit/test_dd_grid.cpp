@@ -13,25 +13,21 @@
 #include "core/box.h"
 #include "core/error.h"
 #include "domdec/dd_grid.h"
+#include "test_helpers.h"
 
 namespace putmd
 {
 namespace
 {
 
-Box cubic(double edge)
-{
-    Matrix3 m;
-    m(0, 0) = m(1, 1) = m(2, 2) = edge;
-    return Box(m);
-}
+using test::cubicBox;
 
 // water-spce-3k: a 3.1 nm cube, halo distance 1.386 nm
 const double kHalo3k = 1.386;
 
 TEST(DdGrid, PulsesCoverTheHaloAndStayBelowTheDomainCount)
 {
-    const Box box = cubic(3.1);
+    const Box box = cubicBox(3.1);
     EXPECT_EQ(haloPulses(box, 0, 1, kHalo3k), 1);
     EXPECT_EQ(haloPulses(box, 0, 2, kHalo3k), 1); // 1.55 nm
     EXPECT_EQ(haloPulses(box, 0, 3, kHalo3k), 2); // 1.033 nm
@@ -41,12 +37,12 @@ TEST(DdGrid, PulsesCoverTheHaloAndStayBelowTheDomainCount)
     EXPECT_EQ(haloPulses(box, 0, 7, kHalo3k), 0); // 0.443 nm: 3 pulses reach 1.329
     // two domains narrower than the halo would need the halo to wrap into
     // the domain itself
-    EXPECT_EQ(haloPulses(cubic(2.0), 0, 2, kHalo3k), 0);
+    EXPECT_EQ(haloPulses(cubicBox(2.0), 0, 2, kHalo3k), 0);
 }
 
 TEST(DdGrid, OnePulseGridsArePreferred)
 {
-    const Box box = cubic(3.1);
+    const Box box = cubicBox(3.1);
     // 4 x 1 x 1 has the smaller halo volume but needs 2 pulses
     const DdGrid g4 = chooseDdGrid(box, 4, kHalo3k, std::nullopt);
     EXPECT_EQ(g4.n, (std::array<int, 3>{ 2, 2, 1 }));
@@ -58,7 +54,7 @@ TEST(DdGrid, OnePulseGridsArePreferred)
 
 TEST(DdGrid, CountsImpossibleWithOnePulseNowDecompose)
 {
-    const Box box = cubic(3.1);
+    const Box box = cubicBox(3.1);
     const DdGrid g3 = chooseDdGrid(box, 3, kHalo3k, std::nullopt);
     EXPECT_EQ(g3.n, (std::array<int, 3>{ 3, 1, 1 }));
     EXPECT_EQ(g3.pulses, (std::array<int, 3>{ 2, 1, 1 }));
@@ -82,7 +78,7 @@ TEST(DdGrid, CountsImpossibleWithOnePulseNowDecompose)
 
 TEST(DdGrid, ImpossibleCountsNameWhatWorks)
 {
-    const Box box = cubic(3.1);
+    const Box box = cubicBox(3.1);
     try
     {
         chooseDdGrid(box, 7, kHalo3k, std::nullopt);

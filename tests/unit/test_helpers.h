@@ -8,12 +8,21 @@
 #include <string>
 #include <vector>
 
+#include "core/box.h"
 #include "core/real.h"
 #include "core/vec.h"
 #include "run/system_inputs.h"
 
 namespace putmd::test
 {
+
+/* A cubic box of the given edge (nm). */
+inline Box cubicBox(double edge)
+{
+    Matrix3 m;
+    m(0, 0) = m(1, 1) = m(2, 2) = edge;
+    return Box(m);
+}
 
 class TempDir
 {

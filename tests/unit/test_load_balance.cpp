@@ -10,6 +10,7 @@
 
 #include "domdec/domain_bounds.h"
 #include "domdec/load_balance.h"
+#include "test_helpers.h"
 
 namespace putmd
 {
@@ -105,12 +106,7 @@ namespace putmd
 namespace
 {
 
-Box cubicBox(double edge)
-{
-    Matrix3 m;
-    m(0, 0) = m(1, 1) = m(2, 2) = edge;
-    return Box(m);
-}
+using test::cubicBox;
 
 /* Staggered boundaries (domdec/domain_bounds.h): on a 2 x 2 x 1 grid the
  * two x columns want opposite y cuts; each gets its own, no further apart
