@@ -15,6 +15,7 @@
 #include "app/command_line.h"
 #include "app/commands.h"
 #include "app/input_options.h"
+#include "app/npme_trial.h"
 #include "app/parallel_setup.h"
 #include "comm/communicator.h"
 #include "comm/link_probe.h"
@@ -50,7 +51,10 @@ std::vector<OptionSpec> runOptions()
                       "when every rank is on this machine, else shm within each machine and the faster of p2p and "
                       "rma between machines, measured at start-up)",
                       "auto" });
-    specs.push_back({ "npme", "K", "separate PME ranks (0: PME on every rank, grid in pencils; auto: from the estimated PME cost)",
+    specs.push_back({ "npme", "K",
+                      "separate PME ranks: a count (0: PME on every rank, grid in pencils), auto (npme 0 and the "
+                      "estimate's best layout with PME ranks timed at start-up, when the run is long enough), measure "
+                      "(timed always) or estimate (from the estimated PME cost, not timed)",
                       "auto" });
     specs.push_back({ "fft-transpose", "ALG", "3D-FFT transposes: alltoallv, pairwise, rma or auto (timed at start-up)",
                       "auto" });
@@ -228,16 +232,23 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
     ParallelSetup parallel;
     if (comm::Communicator::worldSize() > 1 || run.useDd)
     {
-        if (steep && opt.get("npme") != "auto" && opt.get("npme") != "0")
+        const std::string npme = opt.get("npme");
+        if (steep && !isNpmeMode(npme) && npme != "0")
         {
             throw InputError("putmd run: --npme " + opt.get("npme") + ": energy minimisation (steep) runs without "
                              "separate PME ranks; leave --npme out (or give 0)");
         }
         ParallelRequest request;
         request.backend   = *backend;
-        request.npme      = steep ? "0" : opt.get("npme");
+        request.npme      = steep ? "0" : npme;
         request.transpose = opt.get("fft-transpose");
         request.ddGrid    = run.dd.grid;
+        if (!steep && isNpmeMode(npme))
+        {
+            const NpmeDecision d = decideNpme(in, request, run, npme);
+            request.npme         = d.npme;
+            request.npmeWhy      = d.why;
+        }
         parallel          = setUpParallelRun(in, request);
         if (parallel.world->rank() == 0)
         {
@@ -254,7 +265,7 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
         run.transpose = parallel.transpose;
         run.pmeChoice = parallel.description;
     }
-    else if (opt.get("npme") != "auto" && opt.get("npme") != "0")
+    else if (!isNpmeMode(opt.get("npme")) && opt.get("npme") != "0")
     {
         throw InputError("putmd run: --npme " + opt.get("npme")
                          + " needs several ranks (start putmd under mpirun with more ranks than PME ranks)");

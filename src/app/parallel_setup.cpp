@@ -24,14 +24,67 @@ int parseNpme(const std::string& value, int worldSize)
     const auto n = tryParseInt(value);
     if (!n || *n < 0 || *n > worldSize / 2)
     {
-        throw InputError(fmt::format("putmd run: --npme '{}' is not usable with {} ranks; valid: auto or 0..{} (at most "
-                                     "half the ranks, so that every PME rank serves at least one PP rank)",
+        throw InputError(fmt::format("putmd run: --npme '{}' is not usable with {} ranks; valid: auto, measure, estimate "
+                                     "or 0..{} (at most half the ranks, so that every PME rank serves at least one PP rank)",
                                      value, worldSize, worldSize / 2));
     }
     return static_cast<int>(*n);
 }
 
+double ddHalo(const SystemInputs& in)
+{
+    std::vector<Vec3<real>> x(in.coordinates.x.begin(), in.coordinates.x.end());
+    return std::max(in.mdp.rcoulomb, in.mdp.rvdw) + 0.1
+           + 2 * makeUpdateGroups(in.topology, x, in.coordinates.box).maxRadius;
+}
+
+/* Why numPp ranks cannot decompose the box (empty: they can). */
+std::string ddProblem(const SystemInputs& in, const ParallelRequest& request, double halo, int numPp)
+{
+    try
+    {
+        chooseDdGrid(in.coordinates.box, numPp, halo, request.ddGrid);
+        return {};
+    }
+    catch (const std::exception& e)
+    {
+        return e.what();
+    }
+}
+
+NpmeChoice estimateWithHalo(const SystemInputs& in, const ParallelRequest& request, int n, double halo)
+{
+    const MdpOptions&   mdp          = in.mdp;
+    const PmeGridChoice grid         = choosePmeGrid(in.coordinates.box, mdp);
+    const double        rc           = std::max(mdp.rcoulomb, mdp.rvdw);
+    const double        density      = in.topology.numAtoms / in.coordinates.box.volume();
+    const double        pairsPerAtom = 0.5 * density * 4.0 / 3.0 * units::pi * rc * rc * rc;
+    auto                usable       = [&](int numPp) {
+        if (numPp < n && !comm::backendSupportsSubgroups(request.backend))
+        {
+            return false; // shmem: no separate PME ranks
+        }
+        return ddProblem(in, request, halo, numPp).empty();
+    };
+    return chooseNpme(n, in.topology.numAtoms, pairsPerAtom, grid.n, mdp.pmeOrder, usable);
+}
+
 } // namespace
+
+NpmeChoice estimateNpme(const SystemInputs& in, const ParallelRequest& request, int worldSize)
+{
+    return estimateWithHalo(in, request, worldSize, ddHalo(in));
+}
+
+bool npmeUsable(const SystemInputs& in, const ParallelRequest& request, int worldSize, int npme)
+{
+    if (npme == 0)
+    {
+        return true;
+    }
+    return npme > 0 && npme <= worldSize / 2 && comm::backendSupportsSubgroups(request.backend)
+           && ddProblem(in, request, ddHalo(in), worldSize - npme).empty();
+}
 
 ParallelSetup setUpParallelRun(const SystemInputs& in, const ParallelRequest& request)
 {
@@ -65,44 +118,20 @@ ParallelSetup setUpParallelRun(const SystemInputs& in, const ParallelRequest& re
     }
     const PmeGridChoice grid = choosePmeGrid(in.coordinates.box, mdp);
     std::string         why;
-    std::vector<Vec3<real>> x(in.coordinates.x.begin(), in.coordinates.x.end());
-    const double            halo = std::max(mdp.rcoulomb, mdp.rvdw) + 0.1
-                        + 2 * makeUpdateGroups(in.topology, x, in.coordinates.box).maxRadius;
-    // why numPp ranks cannot decompose the box (empty: they can)
-    auto ddProblem = [&](int numPp) -> std::string {
-        try
-        {
-            chooseDdGrid(in.coordinates.box, numPp, halo, request.ddGrid);
-            return {};
-        }
-        catch (const std::exception& e)
-        {
-            return e.what();
-        }
-    };
+    const double        halo = ddHalo(in);
     if (request.npme == "auto")
     {
-        const double rc           = std::max(mdp.rcoulomb, mdp.rvdw);
-        const double density      = in.topology.numAtoms / in.coordinates.box.volume();
-        const double pairsPerAtom = 0.5 * density * 4.0 / 3.0 * units::pi * rc * rc * rc;
-        auto         usable       = [&](int numPp) {
-            if (numPp < n && !comm::backendSupportsSubgroups(request.backend))
-            {
-                return false; // shmem: no separate PME ranks
-            }
-            return ddProblem(numPp).empty();
-        };
-        const NpmeChoice c = chooseNpme(n, in.topology.numAtoms, pairsPerAtom, grid.n, mdp.pmeOrder, usable);
+        const NpmeChoice c = estimateWithHalo(in, request, n, halo);
         s.layout.npme      = c.npme;
         why                = "automatic: " + c.reason;
     }
     else
     {
         s.layout.npme = parseNpme(request.npme, n);
-        why           = "from --npme";
+        why           = request.npmeWhy.empty() ? "from --npme" : request.npmeWhy;
         if (s.layout.npme > 0)
         {
-            const std::string problem = ddProblem(n - s.layout.npme);
+            const std::string problem = ddProblem(in, request, halo, n - s.layout.npme);
             if (!problem.empty())
             {
                 throw InputError(fmt::format("putmd run: --npme {} leaves {} PP ranks of {}, and {}", s.layout.npme,

@@ -21,7 +21,8 @@ namespace putmd
 struct ParallelRequest
 {
     comm::Backend backend   = comm::Backend::P2p;
-    std::string   npme      = "auto"; // --npme: auto or a count
+    std::string   npme      = "auto"; // --npme: auto (the estimate, chooseNpme) or a count
+    std::string   npmeWhy;            // with a count: why it was chosen, for the log (empty: "from --npme")
     std::string   transpose = "auto"; // --fft-transpose
     std::optional<std::array<int, 3>> ddGrid; // -dd: then only its rank count can be the PP ranks
 };
@@ -36,6 +37,14 @@ struct ParallelSetup
     bool isPmeRank() const { return layout.isPme(world->rank()); }
     comm::Communicator& pp() { return group ? *group : *world; }
 };
+
+/* The estimate's choice of npme for these ranks (chooseNpme over the
+ * layouts whose PP ranks can cut the box); not collective. */
+NpmeChoice estimateNpme(const SystemInputs& in, const ParallelRequest& request, int worldSize);
+
+/* Whether npme separate PME ranks (0: none) can run on worldSize ranks:
+ * the backend allows PME ranks and the PP ranks left can cut the box. */
+bool npmeUsable(const SystemInputs& in, const ParallelRequest& request, int worldSize, int npme);
 
 /* Collective over all ranks. Throws InputError for bad --npme or
  * --fft-transpose values. */

@@ -238,6 +238,7 @@ std::vector<std::byte> encodeCheckpoint(const Checkpoint& c)
             b.put(value);
         }
     }
+    b.put(c.pmeRanks);
     Writer w;
     w.out.reserve(b.out.size() + 32);
     w.out.insert(w.out.end(), reinterpret_cast<const std::byte*>(kMagic), reinterpret_cast<const std::byte*>(kMagic) + 8);
@@ -382,6 +383,14 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
             {
                 v->push_back(r.finite("a domain boundary or load"));
             }
+        }
+    }
+    if (version >= 5)
+    {
+        c.pmeRanks = r.get<int32_t>("the PME rank count");
+        if (c.pmeRanks < -1)
+        {
+            r.fail(fmt::format("PME rank count {} is negative", c.pmeRanks));
         }
     }
     if (!r.atEnd())

@@ -21,7 +21,9 @@
  * min(size, 1 MiB) bytes); version 2 adds the FFT plans the run measured
  * (string, see fft3d.h), so that a continuation transforms as it did;
  * version 3 adds the Parrinello-Rahman box velocity and the box-shape
- * ratios the barostat keeps (9 f64 each; zero without it).
+ * ratios the barostat keeps (9 f64 each; zero without it); version 4 the
+ * load balancing (below); version 5 the writer's separate PME ranks (i32),
+ * so that `--npme auto` continues with the run's layout.
  *
  * Nothing random is stored: thermostat and barostat noise comes from a
  * counter-based generator keyed by seed and step. Values are stored as
@@ -46,7 +48,7 @@
 namespace putmd
 {
 
-constexpr uint32_t kCheckpointVersion = 4; // versions 1 (no FFT plans), 2 (no box velocity) and 3 (no load balancing) are still read
+constexpr uint32_t kCheckpointVersion = 5; // versions 1 (no FFT plans), 2 (no box velocity), 3 (no load balancing) and 4 (no PME ranks) are still read
 
 struct CheckpointOutputFile
 {
@@ -90,6 +92,7 @@ struct Checkpoint
     std::array<std::vector<double>, 3> dlbBounds;
     std::vector<double>               dlbLoads;
     double                            ddGroupRadius = -1; // version 4: the update groups' radius (nm; -1: one rank)
+    int32_t                           pmeRanks = -1; // version 5: the writer's separate PME ranks (-1: not recorded)
 };
 
 std::vector<std::byte> encodeCheckpoint(const Checkpoint& c);

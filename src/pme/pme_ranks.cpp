@@ -95,9 +95,15 @@ NpmeChoice chooseNpme(int worldSize, long numAtoms, double pairsPerAtom, std::ar
     // side, the slower side sets the pace.
     double bestTime = (pp + pme) / worldSize + kPmeOverheadPerRank * pme * (worldSize - 1) / worldSize;
     int    best     = 0;
+    double separateTime = 0;
     for (int k = 1; k <= worldSize / 2; k++)
     {
         const double t = std::max(pp / (worldSize - k), pme / k);
+        if ((c.bestSeparate == 0 || t < separateTime) && ppRanksUsable(worldSize - k))
+        {
+            c.bestSeparate = k;
+            separateTime   = t;
+        }
         if (t < bestTime && ppRanksUsable(worldSize - k))
         {
             bestTime = t;

@@ -63,6 +63,7 @@ struct RankLayout
 struct NpmeChoice
 {
     int         npme = 0;
+    int         bestSeparate = 0; // the estimate's fastest layout with PME ranks (0: none usable)
     std::string reason;
 };
 

@@ -129,6 +129,7 @@ void MdRun::writeCheckpointFile(long step, bool outputsWritten, const StepStart&
     c.averageCount       = averageCount_;
     c.stepOutputsWritten = outputsWritten;
     c.ranks              = comm_ ? comm_->size() : 1;
+    c.pmeRanks           = comm_ ? options_.pme.npme : 0;
     c.backend            = comm_ ? comm::backendName(comm_->backend()) : "none";
     c.fftPlans           = fftPlanning_ == FftPlanning::Measure ? chosenFftPlans() : std::string();
     c.boxVelocity        = pr_.boxVelocity; // (a step's barostat changes it only at the step's end)

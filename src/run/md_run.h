@@ -126,6 +126,8 @@ private:
     std::vector<int>                     comGroup_; // comm-grps group of each (home) atom; empty: one group
     void                                 zeroFrozenVelocities();
     MdFinalState                         final_;
+    double                               trialMark_ = -1; // clockSeconds() at step nstlist (trials)
+    void                                 trialClock(long step, bool last);
 
     // checkpoints
     std::optional<Checkpoint> restart_;          // the checkpoint this run continues

@@ -2,6 +2,7 @@
  * leap-frog and velocity-Verlet loops as named stages (see md_run.h for the
  * other files of MdRun; coupling is md_coupling.cpp). */
 #include "run/md_runner.h"
+#include "core/clock.h"
 #include "run/md_run.h"
 #include "update/virtual_sites.h"
 
@@ -105,6 +106,10 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     }
     settings_        = prepareMd(top_, mdp_, constraints_->numConstraints(), box_, v_);
     settings_.ldSeed = agreedSeed(options_.comm, settings_.ldSeed);
+    if (options_.trialWindows > 0)
+    {
+        nsteps_ = (1 + long(options_.trialWindows)) * settings_.nstlist; // trials start at step 0
+    }
     if (restarting)
     {
         // the choices of the run being continued, so it goes on as it would have
@@ -742,18 +747,38 @@ bool MdRun::stopHere(long step, const Progress& progress)
     return false;
 }
 
+/* Trials time the steps after the first pair-list window (its search set
+ * up the lists, the PME redistribution and the arenas). */
+void MdRun::trialClock(long step, bool last)
+{
+    if (options_.trialWindows <= 0)
+    {
+        return;
+    }
+    if (step == startStep_ + settings_.nstlist)
+    {
+        trialMark_ = clockSeconds();
+    }
+    if (last && trialMark_ >= 0)
+    {
+        final_.timedSeconds = clockSeconds() - trialMark_;
+        final_.timedSteps   = step - startStep_ - settings_.nstlist;
+    }
+}
+
 void MdRun::runLeapFrog()
 {
     ForceOutput         forces;
     std::vector<double> lambda;
     Progress            progress(nsteps_, mdp_.dt);
-    progress.setQuiet(!root_);
+    progress.setQuiet(!root_ || options_.trialWindows > 0);
     const bool          needPressure = mdp_.pcoupl != PCoupl::No;
     for (long step = startStep_; step <= nsteps_; step++)
     {
         const long collectives0 = collectiveCount(), growths0 = growthCount();
         const bool last     = step == nsteps_ || (step > startStep_ && stopHere(step, progress));
         checkpointStage(step, last, progress);
+        trialClock(step, last);
         if (last)
         {
             stepsDone_ = step;
@@ -868,13 +893,14 @@ void MdRun::runVelocityVerlet()
     ForceOutput         forces;
     std::vector<double> lambda;
     Progress            progress(nsteps_, mdp_.dt);
-    progress.setQuiet(!root_);
+    progress.setQuiet(!root_ || options_.trialWindows > 0);
     const real          halfDt = real(0.5 * mdp_.dt);
     for (long step = startStep_; step <= nsteps_; step++)
     {
         const long collectives0 = collectiveCount(), growths0 = growthCount();
         const bool last     = step == nsteps_ || (step > startStep_ && stopHere(step, progress));
         checkpointStage(step, last, progress);
+        trialClock(step, last);
         if (last)
         {
             stepsDone_ = step;

@@ -53,6 +53,11 @@ struct RunOptions
     /* -perf: the performance report as JSON (docs/perf-schema.json),
      * written atomically by rank 0 at the end; "" for none. */
     std::string perfJson;
+    /* A layout trial (app/npme_trial.h): > 0 runs 1 + trialWindows pair-list
+     * windows from the start, quietly, and times the last trialWindows of
+     * them (MdFinalState::timedSeconds); the caller points deffnm at a
+     * scratch directory and turns checkpoints off. */
+    int trialWindows = 0;
 };
 
 /* The state after the last step (what NAME.gro holds, at full precision). */
@@ -68,6 +73,11 @@ struct MdFinalState
     long normalStepCollectives    = 0;
     long pmeRankNormalCollectives = 0;
     long normalStepArenaGrowths   = 0;
+    /* Trials (RunOptions::trialWindows): clock time of the steps after the
+     * first pair-list window (from the start of step nstlist to the start of
+     * the last step), and how many steps that is; -1 and 0 otherwise. */
+    double timedSeconds = -1;
+    long   timedSteps   = 0;
 };
 
 /* Runs the simulation; throws InputError for bad settings before step 0. */

@@ -220,6 +220,7 @@ struct HandBody
     std::string                                 fftPlans    = "42 42 42 2 5\n(abc)"; // version 2
     uint32_t                                    formatVersion = kCheckpointVersion;
     double                                      groupRadius   = 0.13;
+    int32_t                                     pmeRanks      = 1; // version 5
     Bytes                                       extra; // after the last field
 
     template<typename T>
@@ -314,6 +315,10 @@ struct HandBody
                 put(b, v);
             }
         }
+        if (formatVersion >= 5)
+        {
+            put(b, pmeRanks);
+        }
         b.insert(b.end(), extra.begin(), extra.end());
         return b;
     }
@@ -395,6 +400,7 @@ TEST(Checkpoint, HandBuiltBodyMatchesTheEncoderSoTheDocumentedLayoutIsTheFormat)
     c.dlbActive          = true;
     c.dlbBounds          = { std::vector<double>{ 0, 0.6, 1 }, std::vector<double>{ 0, 1 }, std::vector<double>{ 0, 1 } };
     c.dlbLoads           = { 1.5, 2.5, 8.0 };
+    c.pmeRanks           = h.pmeRanks;
     EXPECT_EQ(encodeCheckpoint(c), h.file());
     expectBitIdentical(c, decodeCheckpoint(h.file(), "hand.cpt"));
 }
