@@ -5,7 +5,9 @@
 #   defaults: "gbe ib-fattree" "16 64" tests/data/systems/water-spce-96k 30 "p2p rma"
 # (rma with separate PME ranks simulates slowly: its waits poll flags with
 # one-sided reads, each a simulated event; minutes per run at 16 ranks)
-# For every platform, rank count, --npme (0 and auto) and backend (p2p, rma)
+# For every platform, rank count, --npme (LAYOUTS, default "0 estimate measure":
+# PME on every rank, the estimate's choice, and the faster of npme 0 and the
+# estimate's best K > 0 timed at start-up) and backend (p2p, rma)
 # it runs build-smpi/bin/putmd_smpi through tools/simgrid/smpirun.sh (one
 # rank per simulated host, host speed 1:1 with this machine) and prints the
 # simulated ms per step (without pair searches, whose seconds are a column
@@ -45,7 +47,7 @@ printf '%-11s %5s %5s %4s %9s %8s %8s %8s %6s %8s %s\n' platform ranks npme comm
 declare -A base
 for p in $platforms; do
   for n in $counts; do
-    for npme in 0 auto; do
+    for npme in ${LAYOUTS:-0 estimate measure}; do
       for comm in $backends; do
         out=$work/$p-$n-$npme-$comm
         # (smpirun may exit 0 when a rank stopped with an error: no log then)
@@ -70,6 +72,9 @@ for p in $platforms; do
         [[ -n ${base[$key]:-} ]] || base[$key]="$n $total"
         read -r n0 t0 <<< "${base[$key]}"
         layout=$(grep -o 'PME: [^(]*' "$out.log" | head -2 | tail -1 | sed 's/PME: //; s/ *$//')
+        trial=$(grep -o 'with npme 0 took [0-9.]* ms per step, with npme [0-9]* [0-9.]* ms' "$out.log" | head -1 \
+                | awk '{printf "; trials: npme 0 %s ms, npme %s %s ms", $5, $11, $12}' || true)
+        layout="$layout$trial"
         printf '%-11s %5s %5s %4s %9s %8s %8s %7.0f%% %6.2f %8.3f %s\n' "$p" "$n" "$npme" "$comm" "$total" \
             "$(awk -v a="$(stage "$out.log" Force)" -v b="$search" 'BEGIN {printf "%.3f", a - b}')" \
             "$(stage "$out.log" "PME mesh")" \

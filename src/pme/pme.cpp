@@ -144,7 +144,17 @@ Pme::Pme(const PmeParameters& params) : params_(params), splines_(std::make_uniq
             wrap_[d][i] = i % params.gridSize[d];
         }
     }
-    fft_ = std::make_unique<Fft3d>(params.gridSize[0], params.gridSize[1], params.gridSize[2], params.fftPlanning);
+}
+
+Fft3d& Pme::fft()
+{
+    if (!fft_)
+    {
+        fft_ = std::make_unique<Fft3d>(params_.gridSize[0], params_.gridSize[1], params_.gridSize[2],
+                                       params_.fftPlanning);
+        fft_->setNumThreads(fftThreads_);
+    }
+    return *fft_;
 }
 
 Pme::~Pme() = default;
@@ -159,7 +169,11 @@ void Pme::setNumThreads(int n)
     // thread and 0.21-0.32 ms on two (60^3: 0.83 -> 0.42 ms): from 32k.
     const size_t points  = size_t(params_.gridSize[0]) * params_.gridSize[1] * params_.gridSize[2];
     const size_t minimum = params_.fftPlanning == FftPlanning::Measure ? 32 * 1024 : 128 * 1024;
-    fft_->setNumThreads(points >= minimum ? numThreads_ : 1);
+    fftThreads_ = points >= minimum ? numThreads_ : 1;
+    if (fft_)
+    {
+        fft_->setNumThreads(fftThreads_);
+    }
 }
 
 /* The spread, threaded without a grid per thread: the atoms are put in
@@ -193,7 +207,7 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
     const int*     wx    = wrap_[0].data();
     const int*     wy    = wrap_[1].data();
     const int*     wz    = wrap_[2].data();
-    real* const    grid  = fft_->realData();
+    real* const    grid  = fft().realData();
     // slabs: as many as fit at p - 1 planes each, an even number, the
     // same for every thread count; one slab (a serial spread) when the
     // grid is too thin for two
@@ -437,7 +451,7 @@ double applyInfluenceBlock(const PmeParameters& params, std::complex<real>* data
 double Pme::solve(const Box& box, Matrix3* virial)
 {
     SpectrumBlock all;
-    const int     nzc = fft_->complexNz();
+    const int     nzc = fft().complexNz();
     all.size          = { params_.gridSize[0], params_.gridSize[1], nzc };
     const size_t  n   = size_t(all.size[0]) * all.size[1] * nzc;
     bool          sameBox = influence_.size() == n;
@@ -452,10 +466,10 @@ double Pme::solve(const Box& box, Matrix3* virial)
     {
         influence_.resize(n);
         influenceBox_ = box;
-        return solvePmeBlock(params_, bsplineModuli_, box, fft_->complexData(), all, virial, influence_.data());
+        return solvePmeBlock(params_, bsplineModuli_, box, fft().complexData(), all, virial, influence_.data());
     }
     // the same box as the last full solve: its factors, no exp per point
-    std::complex<real>* data = fft_->complexData();
+    std::complex<real>* data = fft().complexData();
     const int           K2   = params_.gridSize[2];
     const int           rows = all.size[0] * all.size[1];
     const int           nt   = std::max(1, std::min(numThreads_, rows));
@@ -490,7 +504,7 @@ void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s,
 {
     const int      p    = params_.order;
     const auto     K    = params_.gridSize;
-    const real*    grid = fft_->realData();
+    const real*    grid = fft().realData();
     const Matrix3& inv  = box.inverse();
     const int      natoms = static_cast<int>(q.size());
     const int      nt     = std::max(1, std::min(numThreads_, natoms));
@@ -542,9 +556,9 @@ double Pme::compute(const Box& box, const std::vector<Vec3<real>>& x, const std:
 {
     Splines& splines = *splines_;
     spread(box, x, charges, splines);
-    fft_->forward();
+    fft().forward();
     double energy = solve(box, virial);
-    fft_->backward();
+    fft().backward();
     gather(box, charges, splines, f);
     // the net charge, summed by the spread's threads (a serial pass over
     // every atom per step before)

@@ -4,10 +4,14 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include <fmt/format.h>
+
+#include "core/error.h"
 #include "core/units.h"
 #include "pme/bspline.h"
 #include "pme/pme_kernels.h"
@@ -152,10 +156,6 @@ DistributedPme::DistributedPme(const PmeParameters& params, comm::Communicator& 
         rowTable_[2][z] = z % K[2];
     }
     planBorders();
-    const int P = comm.size();
-    sendCounts_.assign(P, 0);
-    recvCounts_.assign(P, 0);
-    recvDispl_.assign(P + 1, 0);
 }
 
 DistributedPme::~DistributedPme() = default;
@@ -302,12 +302,14 @@ void DistributedPme::borderExchange(int dim, bool sum)
     }
 }
 
-/* Redistribution plans: a link to every rank of the communicator (self
- * included), sized for all of a sender's atoms, so that every step moves
- * only data and flags; the receiver learns a link's atom count from its
- * header. Forces go back on the reverse links, sized from what can
- * arrive. Collective (search steps). */
-void DistributedPme::planRedistribution(int maxAtoms)
+/* Redistribution plans: links sized for all of a sender's atoms, so that
+ * every step moves only data and flags; the receiver learns a link's atom
+ * count from its header. Without home atoms every rank is linked (self
+ * included); with them, the owners of the cells within kRedistMarginNm of
+ * a home atom's cell (x and y), and an all-to-all of flags tells every
+ * rank who sends to it. Forces go back on the reverse links, sized from
+ * what can arrive. Collective (search steps). */
+void DistributedPme::planRedistribution(int maxAtoms, std::span<const Vec3<real>> home, const Box* box)
 {
     const int P = comm_.size();
     if (!redistX_)
@@ -315,21 +317,78 @@ void DistributedPme::planRedistribution(int maxAtoms)
         redistX_ = comm_.makeExchange(comm::Phase::Pme);
         redistF_ = comm_.makeExchange(comm::Phase::Pme);
     }
+    std::vector<char> to(P, box == nullptr ? 1 : 0);
+    if (box != nullptr)
+    {
+        const Matrix3& inv = box->inverse();
+        std::array<std::vector<char>, 2> owners;
+        for (int d = 0; d < 2; d++)
+        {
+            const int K = params_.gridSize[d];
+            std::vector<char> cell(K, 0);
+            for (const auto& x : home)
+            {
+                cell[cellOf(x, inv, d)] = 1;
+            }
+            // cells an atom reaches moving kRedistMarginNm (fractional
+            // change at most margin x |column d of the inverse box|)
+            const double colNorm = std::sqrt(inv(0, d) * inv(0, d) + inv(1, d) * inv(1, d) + inv(2, d) * inv(2, d));
+            const int    m       = static_cast<int>(std::ceil(kRedistMarginNm * K * colNorm)) + 1;
+            owners[d].assign(procGrid_[d], 0);
+            for (int c = 0; c < K; c++)
+            {
+                if (!cell[c])
+                {
+                    continue;
+                }
+                for (int k = -std::min(m, K); k <= std::min(m, K); k++)
+                {
+                    owners[d][owner_[d][((c + k) % K + K) % K]] = 1;
+                }
+            }
+        }
+        for (int i = 0; i < procGrid_[0]; i++)
+        {
+            for (int j = 0; j < procGrid_[1]; j++)
+            {
+                to[i * procGrid_[1] + j] = owners[0][i] && owners[1][j];
+            }
+        }
+    }
+    std::vector<char> from(to);
+    if (box != nullptr && comm_.mpiComm() != MPI_COMM_NULL && P > 1)
+    {
+        MPI_Alltoall(to.data(), 1, MPI_CHAR, from.data(), 1, MPI_CHAR, comm_.mpiComm());
+        comm_.mutableStats(comm::Phase::Pme).collectives++;
+    }
+    sendPeers_.clear();
+    recvPeers_.clear();
+    linkOf_.assign(P, -1);
     std::vector<comm::SendLink> sends;
-    std::vector<int>            peers;
     for (int r = 0; r < P; r++)
     {
-        sends.push_back({ r, kRedistHeaderBytes + size_t(maxAtoms) * kAtomXBytes });
-        peers.push_back(r);
+        if (to[r])
+        {
+            linkOf_[r] = static_cast<int>(sendPeers_.size());
+            sendPeers_.push_back(r);
+            sends.push_back({ r, kRedistHeaderBytes + size_t(maxAtoms) * kAtomXBytes });
+        }
+        if (from[r])
+        {
+            recvPeers_.push_back(r);
+        }
     }
-    redistX_->plan(sends, peers);
+    redistX_->plan(sends, recvPeers_);
     sends.clear();
-    for (int r = 0; r < P; r++)
+    for (size_t k = 0; k < recvPeers_.size(); k++)
     {
-        const size_t atoms = (redistX_->recvBytes(r) - kRedistHeaderBytes) / kAtomXBytes;
-        sends.push_back({ r, atoms * kAtomFBytes });
+        const size_t atoms = (redistX_->recvBytes(static_cast<int>(k)) - kRedistHeaderBytes) / kAtomXBytes;
+        sends.push_back({ recvPeers_[k], atoms * kAtomFBytes });
     }
-    redistF_->plan(sends, peers);
+    redistF_->plan(sends, sendPeers_);
+    sendCounts_.assign(sendPeers_.size(), 0);
+    recvCounts_.assign(recvPeers_.size(), 0);
+    recvDispl_.assign(recvPeers_.size() + 1, 0);
     plannedAtoms_ = maxAtoms;
 }
 
@@ -348,7 +407,6 @@ int DistributedPme::cellOf(const Vec3<real>& x, const Matrix3& inv, int d) const
 
 void DistributedPme::startRedistribution(const Box& box, std::span<const Vec3<real>> x, std::span<const double> q)
 {
-    const int      P   = comm_.size();
     const Matrix3& inv = box.inverse();
     const int      n   = static_cast<int>(x.size());
     if (plannedAtoms_ < 0)
@@ -360,26 +418,36 @@ void DistributedPme::startRedistribution(const Box& box, std::span<const Vec3<re
         throw std::logic_error("DistributedPme: " + std::to_string(n) + " atoms, but the redistribution was planned for "
                                + std::to_string(plannedAtoms_) + " (planRedistribution at the search step)");
     }
+    const int links = static_cast<int>(sendPeers_.size());
     destOf_.resize(n);
     slotOf_.resize(n);
     std::fill(sendCounts_.begin(), sendCounts_.end(), 0);
     for (int a = 0; a < n; a++)
     {
-        const int cx = cellOf(x[a], inv, 0);
-        const int cy = cellOf(x[a], inv, 1);
-        destOf_[a]   = owner_[0][cx] * procGrid_[1] + owner_[1][cy];
-        slotOf_[a]   = sendCounts_[destOf_[a]]++;
+        const int cx   = cellOf(x[a], inv, 0);
+        const int cy   = cellOf(x[a], inv, 1);
+        const int link = linkOf_[owner_[0][cx] * procGrid_[1] + owner_[1][cy]];
+        if (link < 0)
+        {
+            throw SimulationError(fmt::format(
+                    "an atom of PME rank {}'s input (its {}-th, at {:.3f} {:.3f} {:.3f} nm) moved more than {} nm from "
+                    "the grid cells its rank's atoms held at the last pair search, to a grid owner this rank has "
+                    "no link to: the system is blowing up, or nstlist is too long for this time step",
+                    comm_.rank(), a + 1, x[a].x, x[a].y, x[a].z, kRedistMarginNm));
+        }
+        destOf_[a] = link;
+        slotOf_[a] = sendCounts_[link]++;
     }
     // header (the count), then x, y, z, q per atom in the build's precision
     std::vector<std::byte*>& out = sendCursor_; // kept: no allocation in the step
-    out.resize(P);
-    for (int r = 0; r < P; r++)
+    out.resize(links);
+    for (int k = 0; k < links; k++)
     {
-        std::byte* buf  = redistX_->sendBuffer(r).data();
-        const int64_t c = sendCounts_[r];
+        std::byte*    buf = redistX_->sendBuffer(k).data();
+        const int64_t c   = sendCounts_[k];
         std::memcpy(buf, &c, sizeof c);
-        out[r] = buf + kRedistHeaderBytes;
-        redistX_->setSendSize(r, kRedistHeaderBytes + size_t(c) * kAtomXBytes);
+        out[k] = buf + kRedistHeaderBytes;
+        redistX_->setSendSize(k, kRedistHeaderBytes + size_t(c) * kAtomXBytes);
     }
     for (int a = 0; a < n; a++)
     {
@@ -392,42 +460,43 @@ void DistributedPme::startRedistribution(const Box& box, std::span<const Vec3<re
 
 void DistributedPme::finishRedistributionX()
 {
-    const int P = comm_.size();
+    const int links = static_cast<int>(recvPeers_.size());
     redistX_->finish();
     started_ = false;
-    // arrivals in source rank order: the same order on every backend
+    // arrivals in source rank order (recvPeers_ ascends): the same order on
+    // every backend
     int total = 0;
-    for (int r = 0; r < P; r++)
+    for (int k = 0; k < links; k++)
     {
         int64_t c = 0;
-        std::memcpy(&c, redistX_->recvBuffer(r).data(), sizeof c);
-        recvCounts_[r] = static_cast<int>(c);
-        recvDispl_[r]  = total;
-        total += recvCounts_[r];
+        std::memcpy(&c, redistX_->recvBuffer(k).data(), sizeof c);
+        recvCounts_[k] = static_cast<int>(c);
+        recvDispl_[k]  = total;
+        total += recvCounts_[k];
     }
-    recvDispl_[P] = total;
+    recvDispl_[links] = total;
     xMine_.resize(total);
     qMine_.resize(total);
-    for (int r = 0; r < P; r++)
+    for (int k = 0; k < links; k++)
     {
-        const std::byte* in = redistX_->recvBuffer(r).data() + kRedistHeaderBytes;
-        for (int k = 0; k < recvCounts_[r]; k++)
+        const std::byte* in = redistX_->recvBuffer(k).data() + kRedistHeaderBytes;
+        for (int i = 0; i < recvCounts_[k]; i++)
         {
             real v[4];
-            std::memcpy(v, in + size_t(k) * kAtomXBytes, kAtomXBytes);
-            xMine_[recvDispl_[r] + k] = Vec3<real>(v[0], v[1], v[2]);
-            qMine_[recvDispl_[r] + k] = v[3];
+            std::memcpy(v, in + size_t(i) * kAtomXBytes, kAtomXBytes);
+            xMine_[recvDispl_[k] + i] = Vec3<real>(v[0], v[1], v[2]);
+            qMine_[recvDispl_[k] + i] = v[3];
         }
     }
 }
 
 void DistributedPme::redistributeF(std::span<Vec3<real>> f)
 {
-    const int P = comm_.size();
-    for (int r = 0; r < P; r++)
+    const int links = static_cast<int>(recvPeers_.size());
+    for (int k = 0; k < links; k++)
     {
-        std::memcpy(redistF_->sendBuffer(r).data(), fMine_.data() + recvDispl_[r], size_t(recvCounts_[r]) * kAtomFBytes);
-        redistF_->setSendSize(r, size_t(recvCounts_[r]) * kAtomFBytes);
+        std::memcpy(redistF_->sendBuffer(k).data(), fMine_.data() + recvDispl_[k], size_t(recvCounts_[k]) * kAtomFBytes);
+        redistF_->setSendSize(k, size_t(recvCounts_[k]) * kAtomFBytes);
     }
     redistF_->start();
     redistF_->finish();

@@ -9,9 +9,14 @@
  *
  *  1. redistribution X: each atom goes to the rank owning the grid cell its
  *     position falls in (x, y); coordinates and charges are put into a
- *     region the owner planned for them (comm::Exchange, one link per rank,
- *     sized at search steps by planRedistribution; a header carries the
- *     count), so a step has no collective;
+ *     region the owner planned for them (comm::Exchange, sized at search
+ *     steps by planRedistribution; a header carries the count), so a step
+ *     has no collective. Given the home atoms, the plan links a rank only
+ *     to the owners of the cells they occupy widened by kRedistMarginNm
+ *     (an atom that moves farther before the next search stops the run
+ *     with a message); otherwise every rank is linked. On many ranks that
+ *     is what keeps the step's messages and the buffers from growing with
+ *     the rank count;
  *  2. spread: B-splines of order p reach p-1 points below an atom's cell,
  *     so a rank spreads into its block extended by p-1 planes below in x
  *     and p-1 rows below in y (z is whole, wrapped locally), with the
@@ -65,8 +70,16 @@ public:
 
     /* Collective: sizes the redistribution for at most maxAtoms atoms in
      * any later compute() on this rank (search steps; the first compute()
-     * plans for its own count if this was never called). */
-    void planRedistribution(int maxAtoms);
+     * plans for its own count if this was never called). With home (this
+     * rank's atoms now) and box, only the owners within kRedistMarginNm of
+     * their cells are linked; every rank of the communicator must then pass
+     * them (one all-to-all of flags tells each rank its senders). */
+    void planRedistribution(int maxAtoms, std::span<const Vec3<real>> home = {}, const Box* box = nullptr);
+    /* How far an atom may move from its cell at the search step before the
+     * next one without leaving the ranks its rank is linked to. */
+    static constexpr double kRedistMarginNm = 0.5;
+    /* Ranks this one sends atoms to (the linked owners). */
+    int numRedistTargets() const { return static_cast<int>(sendPeers_.size()); }
 
     /* Sends this rank's atoms to their grid owners and returns at once, so
      * that other work (the short-range forces) overlaps the transfer; the
@@ -122,11 +135,14 @@ private:
     static constexpr size_t kAtomFBytes        = 3 * sizeof(real);
     std::unique_ptr<comm::Exchange> redistX_, redistF_;
     int                             plannedAtoms_ = -1;
-    std::vector<std::byte*>         sendCursor_; // per destination: where its next atom goes
+    std::vector<std::byte*>         sendCursor_; // per send link: where its next atom goes
+    std::vector<int>                sendPeers_;  // X: ranks sent to, ascending (F: received from)
+    std::vector<int>                recvPeers_;  // X: ranks received from, ascending (F: sent to)
+    std::vector<int>                linkOf_;     // per rank: its index in sendPeers_, -1 if not linked
     bool                            started_      = false; // startRedistribution before compute
     // redistribution state of the current computation
-    std::vector<int>        sendCounts_, recvCounts_, recvDispl_;
-    std::vector<int>        destOf_;      // destination rank of each input atom
+    std::vector<int>        sendCounts_, recvCounts_, recvDispl_; // per send link, per receive link
+    std::vector<int>        destOf_;      // send link of each input atom
     std::vector<int>        slotOf_;      // position of each input atom in its destination's block
     std::vector<Vec3<real>> xMine_;       // the atoms this rank spreads
     std::vector<double>     qMine_;

@@ -116,6 +116,11 @@ void ForceCalculator::setDomainDecomposition(DomainDecomposition* dd, comm::Comm
     }
 }
 
+int ForceCalculator::pmeRedistTargets() const
+{
+    return distributedPme_ ? distributedPme_->numRedistTargets() : -1;
+}
+
 std::array<int, 2> ForceCalculator::pmeProcessGrid() const
 {
     return distributedPme_ ? distributedPme_->procGrid() : std::array<int, 2>{ 0, 0 };
@@ -142,7 +147,8 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
         }
         if (distributedPme_)
         {
-            distributedPme_->planRedistribution(nh);
+            // links only to the grid owners near the home atoms
+            distributedPme_->planRedistribution(nh, std::span(x.data(), size_t(nh)), &box);
         }
     }
     out.f.assign(nl, Vec3<real>());

@@ -109,6 +109,8 @@ public:
     void setDomainDecomposition(DomainDecomposition* dd, comm::Communicator* comm, const ParallelPme& pme);
     /* The PME process grid with --npme 0 ({0, 0} otherwise). */
     std::array<int, 2> pmeProcessGrid() const;
+    /* PME on every rank: the ranks this one sends its atoms to (-1: none). */
+    int pmeRedistTargets() const;
 
     /* Times search, nonbonded, listed and PME into these (may be null). */
     void setTimers(StageTimers* timers) { timers_ = timers; }

@@ -7,6 +7,7 @@
 
 #include "io/atomic_file.h"
 #include "io/gro.h"
+#include "pme/pme_distributed.h"
 #include "run/md_run.h"
 #include "timing/perf_report.h"
 #include "update/constraints.h"
@@ -66,6 +67,12 @@ void MdRun::finishRun(const Progress& progress)
         if (!options_.pmeChoice.empty())
         {
             log_->line(options_.pmeChoice);
+        }
+        if (forces_->pmeRedistTargets() >= 0)
+        {
+            log_->line(fmt::format("PME redistribution: rank 0 sends its atoms to {} of {} ranks (the grid owners "
+                                   "within {} nm of its atoms' cells at the last search)",
+                                   forces_->pmeRedistTargets(), comm_->size(), DistributedPme::kRedistMarginNm));
         }
         log_->line(fmt::format("Collective calls and barriers in normal steps (every phase, PME included): {}{}; "
                                "arena growths outside search steps: {}",

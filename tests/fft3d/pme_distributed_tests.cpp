@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "core/error.h"
 #include "pme/pme.h"
 #include "pme/pme_distributed.h"
 #include "pme/pme_ranks.h"
@@ -56,6 +57,88 @@ void sumOver(comm::Communicator& comm, std::vector<double>& v)
     {
         MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM, comm.mpiComm());
     }
+}
+
+/* Links planned from the home atoms (planRedistribution with home and
+ * box): 4 or more ranks, each holding the atoms of one x slab of a 6 nm
+ * box, as domain decomposition hands them over. Each rank must link to
+ * fewer ranks than there are, the forces must match the reference, and an
+ * atom moved half the box since the plan must stop the computation with
+ * SimulationError on every rank (all move one, so none waits for the
+ * others). */
+void checkPlannedLinks(comm::Communicator& comm)
+{
+    const int P = comm.size(), me = comm.rank();
+    if (P < 4)
+    {
+        return;
+    }
+    Matrix3 vectors;
+    vectors(0, 0) = vectors(1, 1) = vectors(2, 2) = 6.0;
+    const Box           box(vectors);
+    const int           natoms = 2000;
+    std::mt19937_64     rng(777);
+    std::uniform_real_distribution<double> u(0, 1);
+    std::vector<RVec>   x(natoms);
+    std::vector<double> q(natoms);
+    for (int a = 0; a < natoms; a++)
+    {
+        x[a] = RVec(real(6 * u(rng)), real(6 * u(rng)), real(6 * u(rng)));
+        q[a] = a % 2 ? 0.5 : -0.5;
+    }
+    PmeParameters params;
+    params.gridSize   = { 24, 24, 24 };
+    params.order      = 4;
+    params.ewaldCoeff = 3.12;
+    params.epsfac     = 138.935458;
+    Pme               reference(params);
+    std::vector<RVec> fRef(natoms);
+    reference.compute(box, x, q, fRef);
+    std::vector<int>    mine;
+    std::vector<RVec>   xm;
+    std::vector<double> qm;
+    for (int a = 0; a < natoms; a++)
+    {
+        if (static_cast<int>(x[a][0] / 6.0 * P) == me)
+        {
+            mine.push_back(a);
+            xm.push_back(x[a]);
+            qm.push_back(q[a]);
+        }
+    }
+    DistributedPme dpme(params, comm, { P, 1 }, TransposeAlgorithm::Pairwise, 0.0);
+    dpme.planRedistribution(static_cast<int>(xm.size()), xm, &box);
+    check(dpme.numRedistTargets() < P, "planned links: rank " + std::to_string(me) + " sends to "
+                                               + std::to_string(dpme.numRedistTargets()) + " of " + std::to_string(P)
+                                               + " ranks, expected fewer");
+    std::vector<RVec> fm(xm.size());
+    dpme.compute(box, xm, qm, fm, nullptr);
+    double worst = 0, rms = 0;
+    for (const auto& f : fRef)
+    {
+        rms += norm2(DVec(f));
+    }
+    rms = std::sqrt(rms / natoms);
+    for (size_t k = 0; k < mine.size(); k++)
+    {
+        worst = std::max(worst, std::sqrt(norm2(DVec(fm[k]) - DVec(fRef[mine[k]]))) / rms);
+    }
+    check(worst < 1e-9, "planned links: largest force difference " + std::to_string(worst) + " of the RMS force");
+    if (xm.empty())
+    {
+        return;
+    }
+    xm[0][0] += real(3.0); // half the box: beyond the margin on every rank
+    bool stopped = false;
+    try
+    {
+        dpme.compute(box, xm, qm, fm, nullptr);
+    }
+    catch (const SimulationError& e)
+    {
+        stopped = std::string(e.what()).find("moved more than") != std::string::npos;
+    }
+    check(stopped, "planned links: an atom moved 3 nm did not stop the computation with a message");
 }
 
 } // namespace
@@ -222,6 +305,7 @@ int main(int argc, char** argv)
                 }
             }
         }
+        checkPlannedLinks(comm);
         const int mineFailed = failures > 0 ? 1 : 0;
         int       anyFailed  = mineFailed;
         if (comm.mpiComm() != MPI_COMM_NULL)
