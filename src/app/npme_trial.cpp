@@ -18,7 +18,7 @@ namespace putmd
 namespace
 {
 
-constexpr int kTrialWindows = 2; // timed pair-list windows per candidate (after one untimed)
+constexpr int kTrialSteps = 40; // timed steps per candidate, after the warm-up (kWarmUpSteps)
 
 /* A private scratch directory for a trial's outputs, removed with
  * everything in it when the trial ends, also by an exception. */
@@ -49,9 +49,9 @@ private:
     std::string path_;
 };
 
-/* One candidate: the real MD from step 0 for 1 + kTrialWindows pair-list
- * windows on a fresh set-up with npme ranks; seconds per timed step, the
- * slowest PP rank's (the same on every rank). */
+/* One candidate: the real MD from step 0 on a fresh set-up with npme
+ * ranks, the warm-up and then kTrialSteps timed steps; seconds per timed
+ * step, the slowest PP rank's (the ranks move in step). */
 double timeLayout(const SystemInputs& in, const ParallelRequest& base, const RunOptions& run, int npme)
 {
     ParallelRequest request = base;
@@ -75,14 +75,13 @@ double timeLayout(const SystemInputs& in, const ParallelRequest& base, const Run
             t.append   = false;
             t.perfJson.clear();
             t.maxHours     = -1;
-            t.trialWindows = kTrialWindows;
+            t.trialSteps   = kTrialSteps;
             t.comm         = &setup.pp();
             t.world        = setup.world.get();
             t.pme          = setup.layout;
             t.transpose    = setup.transpose;
             t.pmeChoice    = setup.description;
-            SystemInputs     copy = in;
-            const MdFinalState f  = runMd(copy, t);
+            const MdFinalState f = runMd(in, t);
             if (f.timedSteps > 0)
             {
                 mine = f.timedSeconds / double(f.timedSteps);
@@ -133,7 +132,7 @@ NpmeDecision decideNpme(const SystemInputs& in, const ParallelRequest& request, 
     {
         return d; // only npme 0 can run: nothing to measure
     }
-    const long trialSteps = 2L * (1 + kTrialWindows) * in.mdp.nstlist;
+    const long trialSteps = 2L * (kWarmUpSteps + kTrialSteps); // at most, both candidates
     const long nsteps     = run.nstepsOverride > -2 ? run.nstepsOverride : in.mdp.nsteps;
     if (mode == "auto" && nsteps >= 0 && nsteps < kStepsPerTrialStep * trialSteps)
     {
@@ -151,9 +150,9 @@ NpmeDecision decideNpme(const SystemInputs& in, const ParallelRequest& request, 
     }
     const int best = seconds[1] < seconds[0] ? 1 : 0;
     d.npme         = std::to_string(candidates[best]);
-    d.why          = fmt::format("automatic, measured at start-up: {} pair-list windows of MD with npme 0 took {:.3f} ms "
-                                 "per step, with npme {} {:.3f} ms (the estimate chose npme {}: {})",
-                                 kTrialWindows, seconds[0] * 1e3, candidates[1], seconds[1] * 1e3, est.npme,
+    d.why          = fmt::format("automatic, measured at start-up: {} steps of MD (after a warm-up) with npme 0 took "
+                                 "{:.3f} ms per step, with npme {} {:.3f} ms (the estimate chose npme {}: {})",
+                                 kTrialSteps, seconds[0] * 1e3, candidates[1], seconds[1] * 1e3, est.npme,
                                  est.reason);
     return d;
 }

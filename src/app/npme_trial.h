@@ -11,9 +11,11 @@
  *
  * - the candidates are npme 0 and the estimate's fastest layout with
  *   separate PME ranks (when its PP ranks can cut the box);
- * - each candidate runs the real MD from the start, in a scratch directory,
- *   for three pair-list windows; the last two are timed (the first holds
- *   the set-up: FFT plans, arenas, the first search and redistribution);
+ * - each candidate runs the real MD from the start, in a scratch directory:
+ *   a warm-up of min(nstlist, 10) steps (the set-up: FFT plans, arenas,
+ *   the first search and redistribution), then 40 timed steps (with their
+ *   searches when nstlist is short; with nstlist 100 their cost per step
+ *   is small);
  * - the faster candidate is the run's layout; the log gives both times.
  *
  * The trials' steps are thrown away: the run starts from step 0 with the

@@ -113,6 +113,8 @@ void copyAtoms(const Topology& g, const std::vector<int>& atoms, int count, Topo
     t.ljType.resize(count);
     t.atomName.resize(count);
     t.residueName.resize(count);
+    t.atomName.shareTable(g.atomName); // every entry is copied from g below
+    t.residueName.shareTable(g.residueName);
     t.residueNumber.resize(count);
     t.moleculeIndex.resize(count);
     t.moleculeType.resize(count);
@@ -122,8 +124,8 @@ void copyAtoms(const Topology& g, const std::vector<int>& atoms, int count, Topo
         t.charge[a]        = g.charge[gi];
         t.mass[a]          = g.mass[gi];
         t.ljType[a]        = g.ljType[gi];
-        t.atomName[a]      = g.atomName[gi];
-        t.residueName[a]   = g.residueName[gi];
+        t.atomName.copyFrom(a, g.atomName, gi);
+        t.residueName.copyFrom(a, g.residueName, gi);
         t.residueNumber[a] = g.residueNumber[gi];
         t.moleculeIndex[a] = gi < int(g.moleculeIndex.size()) ? g.moleculeIndex[gi] : 0;
         t.moleculeType[a]  = gi < int(g.moleculeType.size()) ? g.moleculeType[gi] : 0;

@@ -113,6 +113,13 @@ void MdRun::finishRun(const Progress& progress)
         log_->line("Performance report written to " + options_.perfJson);
     }
     log_->line(fmt::format("Wall time {:.2f} s for {} steps", progress.elapsedSeconds(), stepsDone_));
+    if (final_.timedSteps > 0)
+    {
+        // (rank 0's clock; the ranks move in step)
+        log_->line(fmt::format("Steady state: {:.3f} ms per step over the {} steps after the first {} (the start-up "
+                               "left out)",
+                               1e3 * final_.timedSeconds / double(final_.timedSteps), final_.timedSteps, warmUpSteps()));
+    }
     log_->line(performanceLine(perf));
 }
 

@@ -14,6 +14,7 @@
  */
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <span>
@@ -53,7 +54,7 @@ uint64_t agreedSeed(comm::Communicator* comm, uint64_t seed);
 class MdRun
 {
 public:
-    MdRun(SystemInputs& in, const RunOptions& options);
+    MdRun(const SystemInputs& in, const RunOptions& options);
     void         run();
     MdFinalState finalState() const { return final_; }
 
@@ -69,7 +70,7 @@ private:
     Matrix3 scaledKinetic(const Matrix3& unscaled, const std::vector<double>& lambda) const;
     StepEnergies energies(const ForceOutput& forces, const Matrix3& kinetic, const Matrix3& virial) const;
 
-    SystemInputs&     in_;
+    const SystemInputs& in_;
     const MdpOptions& mdp_;
     const Topology&   top_;
     RunOptions        options_;
@@ -126,8 +127,9 @@ private:
     std::vector<int>                     comGroup_; // comm-grps group of each (home) atom; empty: one group
     void                                 zeroFrozenVelocities();
     MdFinalState                         final_;
-    double                               trialMark_ = -1; // clockSeconds() at step nstlist (trials)
-    void                                 trialClock(long step, bool last);
+    double                               steadyMark_ = -1; // clockSeconds() at the start of step nstlist
+    void                                 steadyClock(long step, bool last);
+    long warmUpSteps() const { return std::min<long>(settings_.nstlist, kWarmUpSteps); }
 
     // checkpoints
     std::optional<Checkpoint> restart_;          // the checkpoint this run continues

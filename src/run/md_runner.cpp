@@ -58,7 +58,7 @@ void putAtomsInBox(std::vector<RVec>& x, const Box& box)
 
 } // namespace
 
-MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
+MdRun::MdRun(const SystemInputs& in, const RunOptions& options) :
     in_(in), mdp_(in.mdp), top_(in.topology), options_(options),
     nsteps_(options.nstepsOverride > -2 ? options.nstepsOverride : in.mdp.nsteps)
 {
@@ -106,9 +106,9 @@ MdRun::MdRun(SystemInputs& in, const RunOptions& options) :
     }
     settings_        = prepareMd(top_, mdp_, constraints_->numConstraints(), box_, v_);
     settings_.ldSeed = agreedSeed(options_.comm, settings_.ldSeed);
-    if (options_.trialWindows > 0)
+    if (options_.trialSteps > 0)
     {
-        nsteps_ = (1 + long(options_.trialWindows)) * settings_.nstlist; // trials start at step 0
+        nsteps_ = warmUpSteps() + options_.trialSteps; // trials start at step 0
     }
     if (restarting)
     {
@@ -747,22 +747,20 @@ bool MdRun::stopHere(long step, const Progress& progress)
     return false;
 }
 
-/* Trials time the steps after the first pair-list window (its search set
- * up the lists, the PME redistribution and the arenas). */
-void MdRun::trialClock(long step, bool last)
+/* The steps after the warm-up (the first search set up the lists, the PME
+ * redistribution, the arenas and the FFT plans) are timed apart: the
+ * layout trials compare them, and the log gives them as the steady-state
+ * step time (short runs, simulated clusters). */
+void MdRun::steadyClock(long step, bool last)
 {
-    if (options_.trialWindows <= 0)
+    if (step == startStep_ + warmUpSteps())
     {
-        return;
+        steadyMark_ = clockSeconds();
     }
-    if (step == startStep_ + settings_.nstlist)
+    if (last && steadyMark_ >= 0)
     {
-        trialMark_ = clockSeconds();
-    }
-    if (last && trialMark_ >= 0)
-    {
-        final_.timedSeconds = clockSeconds() - trialMark_;
-        final_.timedSteps   = step - startStep_ - settings_.nstlist;
+        final_.timedSeconds = clockSeconds() - steadyMark_;
+        final_.timedSteps   = step - startStep_ - warmUpSteps();
     }
 }
 
@@ -771,14 +769,14 @@ void MdRun::runLeapFrog()
     ForceOutput         forces;
     std::vector<double> lambda;
     Progress            progress(nsteps_, mdp_.dt);
-    progress.setQuiet(!root_ || options_.trialWindows > 0);
+    progress.setQuiet(!root_ || options_.trialSteps > 0);
     const bool          needPressure = mdp_.pcoupl != PCoupl::No;
     for (long step = startStep_; step <= nsteps_; step++)
     {
         const long collectives0 = collectiveCount(), growths0 = growthCount();
         const bool last     = step == nsteps_ || (step > startStep_ && stopHere(step, progress));
         checkpointStage(step, last, progress);
-        trialClock(step, last);
+        steadyClock(step, last);
         if (last)
         {
             stepsDone_ = step;
@@ -893,14 +891,14 @@ void MdRun::runVelocityVerlet()
     ForceOutput         forces;
     std::vector<double> lambda;
     Progress            progress(nsteps_, mdp_.dt);
-    progress.setQuiet(!root_ || options_.trialWindows > 0);
+    progress.setQuiet(!root_ || options_.trialSteps > 0);
     const real          halfDt = real(0.5 * mdp_.dt);
     for (long step = startStep_; step <= nsteps_; step++)
     {
         const long collectives0 = collectiveCount(), growths0 = growthCount();
         const bool last     = step == nsteps_ || (step > startStep_ && stopHere(step, progress));
         checkpointStage(step, last, progress);
-        trialClock(step, last);
+        steadyClock(step, last);
         if (last)
         {
             stepsDone_ = step;
@@ -999,7 +997,7 @@ void MdRun::run()
 
 } // namespace md_detail
 
-MdFinalState runMd(SystemInputs& inputs, const RunOptions& options)
+MdFinalState runMd(const SystemInputs& inputs, const RunOptions& options)
 {
     md_detail::MdRun run(inputs, options);
     run.run();

@@ -23,6 +23,11 @@
 namespace putmd
 {
 
+/* The steps a run's start-up costs reach into (the first search sets up
+ * pair lists, arenas, the PME redistribution and FFT plans): the steady
+ * step time is measured after min(nstlist, kWarmUpSteps) steps. */
+constexpr long kWarmUpSteps = 10;
+
 struct RunOptions
 {
     std::string deffnm         = "md"; // output file prefix
@@ -53,11 +58,11 @@ struct RunOptions
     /* -perf: the performance report as JSON (docs/perf-schema.json),
      * written atomically by rank 0 at the end; "" for none. */
     std::string perfJson;
-    /* A layout trial (app/npme_trial.h): > 0 runs 1 + trialWindows pair-list
-     * windows from the start, quietly, and times the last trialWindows of
-     * them (MdFinalState::timedSeconds); the caller points deffnm at a
-     * scratch directory and turns checkpoints off. */
-    int trialWindows = 0;
+    /* A layout trial (app/npme_trial.h): > 0 runs the warm-up steps
+     * (kWarmUpSteps, at most a pair-list window) and then trialSteps timed
+     * steps from the start, quietly (MdFinalState::timedSeconds); the
+     * caller points deffnm at a scratch directory and turns checkpoints off. */
+    int trialSteps = 0;
 };
 
 /* The state after the last step (what NAME.gro holds, at full precision). */
@@ -73,14 +78,15 @@ struct MdFinalState
     long normalStepCollectives    = 0;
     long pmeRankNormalCollectives = 0;
     long normalStepArenaGrowths   = 0;
-    /* Trials (RunOptions::trialWindows): clock time of the steps after the
-     * first pair-list window (from the start of step nstlist to the start of
-     * the last step), and how many steps that is; -1 and 0 otherwise. */
+    /* Clock time of the steps after the warm-up (from the start of step
+     * min(nstlist, kWarmUpSteps) to the start of the last step; this
+     * rank's), and how many steps that is; -1 and 0 for runs no longer than
+     * the warm-up. The layout trials (RunOptions::trialSteps) compare them. */
     double timedSeconds = -1;
     long   timedSteps   = 0;
 };
 
 /* Runs the simulation; throws InputError for bad settings before step 0. */
-MdFinalState runMd(SystemInputs& inputs, const RunOptions& options);
+MdFinalState runMd(const SystemInputs& inputs, const RunOptions& options);
 
 } // namespace putmd

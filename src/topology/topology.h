@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "topology/name_list.h"
+
 #include "core/error.h"
 
 namespace putmd
@@ -130,10 +132,10 @@ struct Topology
     std::vector<double>      charge;
     std::vector<double>      mass;
     std::vector<int>         ljType; // index into the C6/C12 matrix
-    std::vector<std::string> atomName;
-    std::vector<std::string> residueName;
+    NameList                 atomName;
+    NameList                 residueName;
     std::vector<int>         residueNumber;
-    std::vector<std::string> typeName; // nonbonded atom type
+    NameList                 typeName; // nonbonded atom type
     std::vector<int>         moleculeType;      // index into moleculeTypeNames
     std::vector<int>         moleculeIndex;     // 0-based molecule number
     std::vector<std::string> moleculeTypeNames;

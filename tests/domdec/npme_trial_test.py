@@ -77,8 +77,8 @@ def layout(log):
 # measured
 out, log = run("measured", "--npme", "measure")
 if out:
-    m = re.search(r"measured at start-up: 2 pair-list windows of MD with npme 0 took ([0-9.]+) ms per step, "
-                  r"with npme 1 ([0-9.]+) ms", log)
+    m = re.search(r"measured at start-up: 40 steps of MD \(after a warm-up\) with npme 0 took ([0-9.]+) ms per "
+                  r"step, with npme 1 ([0-9.]+) ms", log)
     if not m:
         fail("the log of --npme measure does not give the two trials' times:\n"
              + "\n".join(l for l in log.splitlines() if l.startswith("PME")))
@@ -103,7 +103,7 @@ if out:
 
 # auto on a short run: the estimate, and why
 out, log = run("short", "--npme", "auto")
-if out and not re.search(r"not measured: the run's 20 steps are fewer than 20 times the trials' \d+", log):
+if out and not re.search(r"not measured: the run's 20 steps are fewer than 20 times the trials' 100", log):
     fail("--npme auto on 20 steps does not say why it kept the estimate:\n"
          + "\n".join(l for l in log.splitlines() if l.startswith("PME")))
 if out and layout(log) != 0:
