@@ -18,6 +18,9 @@
 # over the whole run, per step), the parallel efficiency of the steady step
 # against the smallest rank count of the same platform, layout and backend,
 # and the seconds of the pair search (mostly step 0's set-up).
+# EXTRA_ARGS adds options to every run (e.g. "--fft-transpose pairwise",
+# which at 256 simulated ranks skips a start-up spent creating the windows
+# that time the rma transposes).
 # Memory: every simulated rank holds the whole input, and all of them live
 # in this one process: about 55 MB a rank for water-spce-96k (64 ranks
 # about 3.5 GB, 256 about 14 GB).
@@ -56,7 +59,7 @@ for p in $platforms; do
         # (smpirun may exit 0 when a rank stopped with an error: no log then)
         if ! "$root/tools/simgrid/smpirun.sh" -platform "$p" -np "$n" "$smpi" run -p "$system/topol.top" \
                -c "$system/conf.gro" -f "$work/run.mdp" -nsteps "$steps" --npme "$npme" --comm "$comm" \
-               -deffnm "$out" > "$out.out" 2>&1 || [[ ! -f $out.log ]]; then
+               -deffnm "$out" ${EXTRA_ARGS:-} > "$out.out" 2>&1 || [[ ! -f $out.log ]]; then
             printf '%-11s %5s %5s %4s  failed: %s\n' "$p" "$n" "$npme" "$comm" "$(grep -m1 -E '^error|timed out' "$out.out" | cut -c1-200)"
             continue
         fi
