@@ -1,4 +1,4 @@
-/* run/md_finish.cpp — the end of an MD run: the last checkpoint, the final
+/* run/md_finish.cpp — the steady-state clock and the end of an MD run: the last checkpoint, the final
  * state gathered to rank 0 and written, the log's closing summary and the
  * performance report (timing/perf_report.h), also as -perf JSON. */
 #include <algorithm>
@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "io/atomic_file.h"
+#include "core/clock.h"
 #include "io/gro.h"
 #include "pme/pme_distributed.h"
 #include "run/md_run.h"
@@ -14,6 +15,23 @@
 
 namespace putmd::md_detail
 {
+
+/* The steps after the warm-up (the first search set up the lists, the PME
+ * redistribution, the arenas and the FFT plans) are timed apart: the
+ * layout trials compare them, and the log gives them as the steady-state
+ * step time (short runs, simulated clusters). */
+void MdRun::steadyClock(long step, bool last)
+{
+    if (step == startStep_ + warmUpSteps())
+    {
+        steadyMark_ = clockSeconds();
+    }
+    if (last && steadyMark_ >= 0)
+    {
+        final_.timedSeconds = clockSeconds() - steadyMark_;
+        final_.timedSteps   = step - startStep_ - warmUpSteps();
+    }
+}
 
 void MdRun::finishRun(const Progress& progress)
 {

@@ -747,23 +747,6 @@ bool MdRun::stopHere(long step, const Progress& progress)
     return false;
 }
 
-/* The steps after the warm-up (the first search set up the lists, the PME
- * redistribution, the arenas and the FFT plans) are timed apart: the
- * layout trials compare them, and the log gives them as the steady-state
- * step time (short runs, simulated clusters). */
-void MdRun::steadyClock(long step, bool last)
-{
-    if (step == startStep_ + warmUpSteps())
-    {
-        steadyMark_ = clockSeconds();
-    }
-    if (last && steadyMark_ >= 0)
-    {
-        final_.timedSeconds = clockSeconds() - steadyMark_;
-        final_.timedSteps   = step - startStep_ - warmUpSteps();
-    }
-}
-
 void MdRun::runLeapFrog()
 {
     ForceOutput         forces;
