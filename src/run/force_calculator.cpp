@@ -63,6 +63,14 @@ void ForceCalculator::setFftPlanning(FftPlanning planning)
     }
 }
 
+void ForceCalculator::prepareFft()
+{
+    if (pme_ && !dd_)
+    {
+        pme_->prepareFft();
+    }
+}
+
 void ForceCalculator::setNumThreads(int n)
 {
     numThreads_ = std::max(1, n);

@@ -90,6 +90,10 @@ public:
     void setNumThreads(int n);
     /* The PME FFT's planning (before setNumThreads, which plans). */
     void setFftPlanning(FftPlanning planning);
+    /* After setNumThreads and setDomainDecomposition: makes the whole-grid
+     * FFT and its plans when PME runs here on one rank (not in the first
+     * step); a decomposed run has no use for that grid. */
+    void prepareFft();
 
     /* Domain decomposition: from now on compute() takes the home atoms'
      * coordinates (in the decomposition's home order) and gives their

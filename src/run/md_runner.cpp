@@ -279,6 +279,7 @@ MdRun::MdRun(const SystemInputs& in, const RunOptions& options) :
         forces_->setDomainDecomposition(dd_.get(), comm_, ppme);
         root_ = comm_->rank() == 0;
     }
+    forces_->prepareFft();
     energyGroups_ = makeEnergyGroups(top_, mdp_.energyGrps, mdp_.where("energygrps"));
     openOutputs();
 }
