@@ -167,18 +167,23 @@ void approximate2Dof(double s2, double x, double* shift, double* scale)
     *scale          = 0.5 * pi * std::exp(ex * ex / (pi * er * er)) * er;
 }
 
-/* Energy error of one atom pair (energy times length; the line density is
- * applied by the caller): the potential expanded to third order beyond the
- * cut-off, integrated over the part of the Gaussian relative displacement
- * (variance s2) that crosses the buffer. */
-double pairDrift(bool constrainedI, bool constrainedJ, double s2, double s2RotI, double s2RotJ, double buffer,
-                 const PotentialDerivatives& der)
+/* The part of a pair's energy error that depends on the displacements and
+ * the buffer only, not on the potential: the scale of the 2D bound and the
+ * three integrals over the part of the Gaussian relative displacement
+ * (variance s2) that crosses the buffer, which multiply -V'/2, V''/6 and
+ * -V'''/24. Kinds that move alike share it (see systemDrift). */
+struct DriftShape
+{
+    double scale = 1, x1 = 0, x2 = 0, x3 = 0;
+};
+
+DriftShape driftShape(bool constrainedI, bool constrainedJ, double s2, double s2RotI, double s2RotJ, double buffer)
 {
     // beyond 8 sigma-units erfc underflows in GROMACS's float; the pair
     // contributes nothing there
     const double erfcArgMax = 8.0;
     double       rsh        = buffer;
-    double       scale      = 1.0;
+    DriftShape   d;
     double       cExp = 0, cErfc = 0;
     if (rsh * rsh <= 2 * s2 * erfcArgMax * erfcArgMax)
     {
@@ -191,7 +196,7 @@ double pairDrift(bool constrainedI, bool constrainedJ, double s2, double s2RotI,
                 double sh, sc;
                 approximate2Dof(s2Rot[n], buffer * s2Rot[n] / s2, &sh, &sc);
                 rsh += sh;
-                scale *= sc;
+                d.scale *= sc;
             }
         }
         cExp  = std::exp(-rsh * rsh / (2 * s2)) / std::sqrt(2 * pi);
@@ -199,11 +204,21 @@ double pairDrift(bool constrainedI, bool constrainedJ, double s2, double s2RotI,
     }
     const double s    = std::sqrt(s2);
     const double rsh2 = rsh * rsh;
-    const double pot1 = der.md1 / 2 * ((rsh2 + s2) * cErfc - rsh * s * cExp);
-    const double pot2 = der.d2 / 6 * (s * (rsh2 + 2 * s2) * cExp - rsh * (rsh2 + 3 * s2) * cErfc);
-    const double pot3 = der.md3 / 24
-                        * ((rsh2 * rsh2 + 6 * rsh2 * s2 + 3 * s2 * s2) * cErfc - rsh * s * (rsh2 + 5 * s2) * cExp);
-    return scale * (pot1 + pot2 + pot3);
+    d.x1              = (rsh2 + s2) * cErfc - rsh * s * cExp;
+    d.x2              = s * (rsh2 + 2 * s2) * cExp - rsh * (rsh2 + 3 * s2) * cErfc;
+    d.x3              = (rsh2 * rsh2 + 6 * rsh2 * s2 + 3 * s2 * s2) * cErfc - rsh * s * (rsh2 + 5 * s2) * cExp;
+    return d;
+}
+
+/* Energy error of one atom pair (energy times length; the line density is
+ * applied by the caller): the potential expanded to third order beyond the
+ * cut-off, integrated against the displacement (driftShape). */
+double pairDrift(const DriftShape& d, const PotentialDerivatives& der)
+{
+    const double pot1 = der.md1 / 2 * d.x1;
+    const double pot2 = der.d2 / 6 * d.x2;
+    const double pot3 = der.md3 / 24 * d.x3;
+    return d.scale * (pot1 + pot2 + pot3);
 }
 
 /* GROMACS's -V''' of the force-switched r^-p at rc (see the header). */
@@ -309,6 +324,10 @@ struct DriftModel
 {
     std::vector<AtomKind>     kinds;
     std::vector<KindVariance> variance;
+    /* Kinds that move alike (constrained or not, the same variances) share
+     * a motion class: the class of each kind, and how many there are. */
+    std::vector<int> motionClass;
+    int              numClasses = 0;
     PotentialDerivatives      disp, rep, elec;
     const Topology*           top = nullptr;
     double rvdw = 1, rcoulomb = 1, volume = 1, numAtoms = 0, kTfac = 0, maxSigma = 0;
@@ -330,24 +349,42 @@ DriftModel makeDriftModel(const Topology& top, const MdpOptions& mdp, const Box&
     const double lifetime = (nstlist - 1) * mdp.dt;
     m.kTfac               = units::kBoltzmann * temperature * lifetime * lifetime;
     double smallestMass   = 0;
+    std::map<std::tuple<bool, double, double>, int> classes;
     for (const auto& k : m.kinds)
     {
-        m.variance.push_back(kindVariance(m.kTfac, k));
+        const KindVariance v = kindVariance(m.kTfac, k);
+        m.variance.push_back(v);
         smallestMass = smallestMass == 0 ? k.mass : std::min(smallestMass, k.mass);
+        const auto it = classes.try_emplace({ k.constrained, v.s2Rot, v.s2Com }, m.numClasses).first;
+        m.numClasses  = std::max(m.numClasses, it->second + 1);
+        m.motionClass.push_back(it->second);
     }
     m.maxSigma = smallestMass > 0 ? 2 * std::sqrt(m.kTfac / smallestMass) : 0;
     return m;
 }
 
-/* Drift of the whole system for an atom-pair list of radius rlist. */
+/* Drift of the whole system for an atom-pair list of radius rlist. The
+ * displacement part of a kind pair (erfc and exp, driftShape) depends only
+ * on the two kinds' motion classes: it is computed once per class pair (a
+ * protein's hundreds of kinds fall in a few classes; per kind pair it took
+ * 2 s of rnase-amber-cubic's start-up), by the same operations in the same
+ * order as per kind pair, so to the same bits. */
 double systemDrift(const DriftModel& m, double rlist)
 {
     if (m.kTfac == 0)
     {
         return 0;
     }
-    const Topology& top   = *m.top;
-    double          total = 0;
+    const Topology& top = *m.top;
+    struct ClassPair
+    {
+        bool       done = false;
+        DriftShape vdw, coulomb;
+        double     lineDensity = 0;
+    };
+    const size_t           numClasses = size_t(m.numClasses);
+    std::vector<ClassPair> classPairs(numClasses * numClasses);
+    double                 total = 0;
     for (size_t i = 0; i < m.kinds.size(); i++)
     {
         const AtomKind&     ki = m.kinds[i];
@@ -356,21 +393,28 @@ double systemDrift(const DriftModel& m, double rlist)
         {
             const AtomKind&     kj = m.kinds[j];
             const KindVariance& vj = m.variance[j];
-            const double        s2 = vi.s2Rot + vi.s2Com + vj.s2Rot + vj.s2Com;
-            const double        c6 = top.c6Of(ki.ljType, kj.ljType), c12 = top.c12Of(ki.ljType, kj.ljType);
+            ClassPair&          cp = classPairs[size_t(m.motionClass[i]) * numClasses + size_t(m.motionClass[j])];
+            if (!cp.done)
+            {
+                const double s2 = vi.s2Rot + vi.s2Com + vj.s2Rot + vj.s2Com;
+                cp.vdw          = driftShape(ki.constrained, kj.constrained, s2, vi.s2Rot, vj.s2Rot, rlist - m.rvdw);
+                cp.coulomb = driftShape(ki.constrained, kj.constrained, s2, vi.s2Rot, vj.s2Rot, rlist - m.rcoulomb);
+                // line density at the list radius, with the mean r^2 taken
+                // as (rlist + sigma)^2
+                cp.lineDensity = 4 * pi * std::pow(rlist + std::sqrt(s2), 2) / m.volume;
+                cp.done        = true;
+            }
+            const double         c6 = top.c6Of(ki.ljType, kj.ljType), c12 = top.c12Of(ki.ljType, kj.ljType);
             PotentialDerivatives lj;
             lj.md1 = c6 * m.disp.md1 + c12 * m.rep.md1;
             lj.d2  = c6 * m.disp.d2 + c12 * m.rep.d2;
             lj.md3 = c6 * m.disp.md3 + c12 * m.rep.md3;
             PotentialDerivatives qq;
-            qq.md1 = m.elec.md1 * ki.charge * kj.charge;
-            qq.d2  = m.elec.d2 * ki.charge * kj.charge;
-            double pot = pairDrift(ki.constrained, kj.constrained, s2, vi.s2Rot, vj.s2Rot, rlist - m.rvdw, lj)
-                         + pairDrift(ki.constrained, kj.constrained, s2, vi.s2Rot, vj.s2Rot, rlist - m.rcoulomb, qq);
+            qq.md1     = m.elec.md1 * ki.charge * kj.charge;
+            qq.d2      = m.elec.d2 * ki.charge * kj.charge;
+            double pot = pairDrift(cp.vdw, lj) + pairDrift(cp.coulomb, qq);
             pot *= i == j ? ki.count * (ki.count - 1) / 2 : ki.count * kj.count;
-            // line density at the list radius, with the mean r^2 taken as
-            // (rlist + sigma)^2
-            pot *= 4 * pi * std::pow(rlist + std::sqrt(s2), 2) / m.volume;
+            pot *= cp.lineDensity;
             total += std::abs(pot);
         }
     }
