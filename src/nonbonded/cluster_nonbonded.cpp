@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "nonbonded/exclusion_corrections.h"
+#include "pme/pme_rows.h"
 
 namespace putmd
 {
@@ -29,6 +30,7 @@ ClusterKernelKind clusterKernelFromEnvironment()
     if (s == "sse4")
     {
         cap = HWY_SSE4 | HWY_EMU128;
+        pme_detail::allowFusedRows(false); // PME's spread and gather rows without FMA too
     }
     else if (s == "avx2")
     {

@@ -1,9 +1,9 @@
 /* pme/pme_kernels.h — the per-atom PME kernels shared by the one-rank Pme
  * (pme.h) and the distributed PME (pme_distributed.h): B-spline weights
  * (order 4 as one vectorised loop over atoms, other orders by the
- * recursion), and the spread and gather of one atom, with 4-wide SSE rows
- * for order 4 in the mixed build and plain loops (the reference twin, any
- * order) otherwise.
+ * recursion), and the spread and gather of one atom by plain loops (any
+ * order; the reference twin of the 4-wide rows of pme_rows.h, which order
+ * 4 uses in the mixed build).
  *
  * Grid addressing: a grid of K[0] x K[1] x K[2] points (z fastest); an
  * atom's first spline point is idx[d], and the rows it touches are wx[idx[0]
@@ -65,87 +65,6 @@ inline void splinesOf(double w, real* theta, real* dtheta, int order)
     }
 }
 
-#if PUTMD_PME_SSE
-/* Order 4 with 4-wide SSE rows (every x86-64 has SSE2): the z row of 4
- * points is one vector, so an atom is 16 row updates (spread) or 16 row
- * loads with two multiply-adds each (gather). The generic loops below are
- * the plain twin, used for other orders, rows that wrap and other CPUs. */
-inline void spreadAtomSse(real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* idx,
-                          real qi, const real* tx, const real* ty, const real* tz)
-{
-    // the row offsets and the 4 (y, z) weight rows once per atom, so that a
-    // row update is one multiply, a load, an add and a store
-    const __m128 vtz = _mm_loadu_ps(tz);
-    __m128       tyz[4];
-    size_t       yo[4];
-#pragma GCC unroll 4
-    for (int b = 0; b < 4; b++)
-    {
-        tyz[b] = _mm_mul_ps(_mm_set1_ps(ty[b]), vtz);
-        yo[b]  = size_t(wy[idx[1] + b]) * K[2];
-    }
-    const size_t plane = size_t(K[1]) * K[2];
-#pragma GCC unroll 4
-    for (int a = 0; a < 4; a++)
-    {
-        const __m128 qa   = _mm_set1_ps(qi * tx[a]);
-        real* const  xrow = grid + size_t(wx[idx[0] + a]) * plane + idx[2];
-#pragma GCC unroll 4
-        for (int b = 0; b < 4; b++)
-        {
-            real* r = xrow + yo[b];
-            _mm_storeu_ps(r, _mm_add_ps(_mm_loadu_ps(r), _mm_mul_ps(qa, tyz[b])));
-        }
-    }
-}
-
-inline float horizontalSum(__m128 v)
-{
-    const __m128 s = _mm_add_ps(v, _mm_movehl_ps(v, v));
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
-}
-
-inline void gatherAtomSse(const real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* idx,
-                          const real* tx, const real* ty, const real* tz, const real* dtx, const real* dty,
-                          const real* dtz, real fu[3])
-{
-    // per a: sx = sum_b ty_b g_row, sy = sum_b dty_b g_row (vectors over z);
-    // then f0 = tz . sum_a dtx_a sx, f1 = tz . sum_a tx_a sy,
-    // f2 = dtz . sum_a tx_a sx. Weights broadcast and row offsets found
-    // once per atom.
-    __m128 vty[4], vdty[4];
-    size_t yo[4];
-#pragma GCC unroll 4
-    for (int b = 0; b < 4; b++)
-    {
-        vty[b]  = _mm_set1_ps(ty[b]);
-        vdty[b] = _mm_set1_ps(dty[b]);
-        yo[b]   = size_t(wy[idx[1] + b]) * K[2];
-    }
-    const size_t plane = size_t(K[1]) * K[2];
-    __m128       f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps(), f2 = _mm_setzero_ps();
-#pragma GCC unroll 4
-    for (int a = 0; a < 4; a++)
-    {
-        const real* const xrow = grid + size_t(wx[idx[0] + a]) * plane + idx[2];
-        __m128            sx = _mm_setzero_ps(), sy = _mm_setzero_ps();
-#pragma GCC unroll 4
-        for (int b = 0; b < 4; b++)
-        {
-            const __m128 g = _mm_loadu_ps(xrow + yo[b]);
-            sx             = _mm_add_ps(sx, _mm_mul_ps(vty[b], g));
-            sy             = _mm_add_ps(sy, _mm_mul_ps(vdty[b], g));
-        }
-        f0 = _mm_add_ps(f0, _mm_mul_ps(_mm_set1_ps(dtx[a]), sx));
-        f1 = _mm_add_ps(f1, _mm_mul_ps(_mm_set1_ps(tx[a]), sy));
-        f2 = _mm_add_ps(f2, _mm_mul_ps(_mm_set1_ps(tx[a]), sx));
-    }
-    const __m128 vtz = _mm_loadu_ps(tz), vdtz = _mm_loadu_ps(dtz);
-    fu[0]            = horizontalSum(_mm_mul_ps(f0, vtz));
-    fu[1]            = horizontalSum(_mm_mul_ps(f1, vtz));
-    fu[2]            = horizontalSum(_mm_mul_ps(f2, vdtz));
-}
-#endif
 
 /* One atom's charge onto the grid; P = 0: the run-time order p. Rows that
  * do not wrap in z take the contiguous (vectorised) loop. */

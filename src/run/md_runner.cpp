@@ -2,6 +2,7 @@
  * leap-frog and velocity-Verlet loops as named stages (see md_run.h for the
  * other files of MdRun; coupling is md_coupling.cpp). */
 #include "run/md_runner.h"
+
 #include "core/clock.h"
 #include "run/md_run.h"
 #include "update/virtual_sites.h"
@@ -20,6 +21,7 @@
 
 #include "comm/communicator.h"
 #include "io/checkpoint.h"
+#include "pme/pme_rows.h"
 #include "core/units.h"
 #include "run/force_calculator.h"
 #include "run/md_output.h"
@@ -405,6 +407,7 @@ void MdRun::writeHeader()
                                ? "PME FFT plans: measured, fastest of three, kept in the checkpoint (PUTMD_FFTW_PLAN=measure|estimate)"
                                : "PME FFT plans: estimated from the sizes (PUTMD_FFTW_PLAN=measure|estimate)");
         }
+        log_->line(std::string("PME spread and gather (order 4): ") + pme_detail::rowsDescription());
     }
     log_->line(fmt::format("cut-offs: rcoulomb {} nm ({}), rvdw {} nm ({}), DispCorr {}", mdp_.rcoulomb,
                            enumName(mdp_.coulombType), mdp_.rvdw, enumName(mdp_.vdwModifier), enumName(mdp_.dispCorr)));

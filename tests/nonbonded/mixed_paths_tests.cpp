@@ -1,5 +1,6 @@
 /* The mixed build's fast paths against their plain twins: PME's SSE rows
- * (order 4) against the generic spread and gather loops, the excluded-pair
+ * (order 4) against the generic spread and gather loops, their AVX2/FMA
+ * copy against the SSE one, the excluded-pair
  * Ewald corrections from the kernels' series against erf and exp, and
  * measured FFTW plans against estimated ones. Compiled against the mixed
  * library (the paths exist only there). */
@@ -14,6 +15,7 @@
 #include "nonbonded/exclusion_corrections.h"
 #include "nonbonded/interaction_const.h"
 #include "pme/pme.h"
+#include "pme/pme_rows.h"
 #include "run/system_inputs.h"
 #include "../unit/test_helpers.h"
 
@@ -76,6 +78,35 @@ TEST(PmeSseRows, MatchThePlainLoops)
     for (int a = 0; a < 3; a++)
     {
         EXPECT_NEAR(vFast(a, a), vPlain(a, a), 1e-6 * std::abs(ePlain));
+    }
+}
+
+/* The rows' AVX2/FMA copy (pme_rows.h) against the SSE copy: the same sums
+ * with one rounding per multiply-add instead of two, so close but not the
+ * same bits (which shows the two copies ran). */
+TEST(PmeRows, FusedCopyMatchesTheSseCopy)
+{
+    pme_detail::allowFusedRows(true);
+    if (!pme_detail::fusedRowsActive())
+    {
+        GTEST_SKIP() << "this CPU has no AVX2 with FMA: only the SSE copy runs";
+    }
+    const test::TestSystem s = test::loadTestSystem("rnase-amber-cubic");
+    std::vector<RVec>      fused, sse;
+    Matrix3                vFused, vSse;
+    const double           eFused = runPme(s, true, 2, fused, vFused);
+    pme_detail::allowFusedRows(false);
+    EXPECT_FALSE(pme_detail::fusedRowsActive());
+    const double eSse = runPme(s, true, 2, sse, vSse);
+    pme_detail::allowFusedRows(true);
+    const double fmax = largestNorm(sse);
+    ASSERT_GT(fmax, 0);
+    EXPECT_NEAR(eFused, eSse, 1e-6 * std::abs(eSse));
+    EXPECT_LT(largestDifference(fused, sse), 1e-5 * fmax);
+    EXPECT_GT(largestDifference(fused, sse), 0);
+    for (int a = 0; a < 3; a++)
+    {
+        EXPECT_NEAR(vFused(a, a), vSse(a, a), 1e-6 * std::abs(eSse));
     }
 }
 

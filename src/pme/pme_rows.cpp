@@ -1,0 +1,314 @@
+#include "pme/pme_rows.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstring>
+
+#include "pme/pme_kernels.h"
+
+namespace putmd::pme_detail
+{
+
+namespace
+{
+
+constexpr int c_spreadPrefetch = 8; // atoms ahead (a slab's atoms are scattered over the atom order)
+
+#if PUTMD_PME_SSE
+// 4 floats: a row of 4 z points, in an SSE register (or the low half of an
+// AVX one); operators are element-wise
+typedef float V4 __attribute__((vector_size(16)));
+
+[[gnu::always_inline]] inline V4 load4(const float* p)
+{
+    V4 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+[[gnu::always_inline]] inline void store4(float* p, V4 v)
+{
+    std::memcpy(p, &v, sizeof v);
+}
+
+[[gnu::always_inline]] inline V4 splat(float x)
+{
+    return V4{ x, x, x, x };
+}
+
+/* (v0 + v2) + (v1 + v3): the order of the SSE horizontal sum it replaces. */
+[[gnu::always_inline]] inline float sum4(V4 v)
+{
+    return (v[0] + v[2]) + (v[1] + v[3]);
+}
+
+/* One atom's charge onto 16 rows: a row update is a multiply and an add
+ * (one instruction where the copy has FMA). */
+[[gnu::always_inline]] inline void spreadRows(float* grid, const Order4Grid& g, const int* idx, float qi,
+                                              const float* tx, const float* ty, const float* tz)
+{
+    const V4 vtz = load4(tz);
+    V4       tyz[4];
+    size_t   yo[4];
+#pragma GCC unroll 4
+    for (int b = 0; b < 4; b++)
+    {
+        tyz[b] = splat(ty[b]) * vtz;
+        yo[b]  = size_t(g.wy[idx[1] + b]) * g.K[2];
+    }
+    const size_t plane = size_t(g.K[1]) * g.K[2];
+#pragma GCC unroll 4
+    for (int a = 0; a < 4; a++)
+    {
+        const V4     qa   = splat(qi * tx[a]);
+        float* const xrow = grid + size_t(g.wx[idx[0] + a]) * plane + idx[2];
+#pragma GCC unroll 4
+        for (int b = 0; b < 4; b++)
+        {
+            float* r = xrow + yo[b];
+            store4(r, load4(r) + qa * tyz[b]);
+        }
+    }
+}
+
+/* dE/du / q of one atom from 16 rows: per a, sx = sum_b ty_b row and
+ * sy = sum_b dty_b row (over z); f0 = tz . sum_a dtx_a sx, f1 = tz . sum_a
+ * tx_a sy, f2 = dtz . sum_a tx_a sx. */
+[[gnu::always_inline]] inline void gatherRows(const float* grid, const Order4Grid& g, const int* idx,
+                                              const float* tx, const float* ty, const float* tz, const float* dtx,
+                                              const float* dty, const float* dtz, float fu[3])
+{
+    V4     vty[4], vdty[4];
+    size_t yo[4];
+#pragma GCC unroll 4
+    for (int b = 0; b < 4; b++)
+    {
+        vty[b]  = splat(ty[b]);
+        vdty[b] = splat(dty[b]);
+        yo[b]   = size_t(g.wy[idx[1] + b]) * g.K[2];
+    }
+    const size_t plane = size_t(g.K[1]) * g.K[2];
+    V4           f0 = splat(0), f1 = splat(0), f2 = splat(0);
+#pragma GCC unroll 4
+    for (int a = 0; a < 4; a++)
+    {
+        const float* const xrow = grid + size_t(g.wx[idx[0] + a]) * plane + idx[2];
+        V4                 sx = splat(0), sy = splat(0);
+#pragma GCC unroll 4
+        for (int b = 0; b < 4; b++)
+        {
+            const V4 gv = load4(xrow + yo[b]);
+            sx          = sx + vty[b] * gv;
+            sy          = sy + vdty[b] * gv;
+        }
+        f0 = f0 + splat(dtx[a]) * sx;
+        f1 = f1 + splat(tx[a]) * sy;
+        f2 = f2 + splat(tx[a]) * sx;
+    }
+    fu[0] = sum4(f0 * load4(tz));
+    fu[1] = sum4(f1 * load4(tz));
+    fu[2] = sum4(f2 * load4(dtz));
+}
+
+#endif
+
+/* The bodies, inlined into each copy below. kRows: the vector rows where a
+ * row does not wrap (float builds); otherwise the plain loops. */
+template<bool kRows>
+[[gnu::always_inline]] inline void spreadBody(real* grid, const Order4Grid& g, const Order4Atoms& s, const int* list,
+                                              int begin, int end)
+{
+    for (int k = begin; k < end; k++)
+    {
+        if (k + c_spreadPrefetch < end)
+        {
+            const int ahead = list[k + c_spreadPrefetch];
+            for (int d = 0; d < 3; d++)
+            {
+                __builtin_prefetch(&s.theta[d][size_t(ahead) * 4]);
+                __builtin_prefetch(&s.index[d][ahead]);
+            }
+            __builtin_prefetch(&s.q[ahead]);
+        }
+        const int   i      = list[k];
+        const int   idx[3] = { s.index[0][i], s.index[1][i], s.index[2][i] };
+        const real* tx     = &s.theta[0][size_t(i) * 4];
+        const real* ty     = &s.theta[1][size_t(i) * 4];
+        const real* tz     = &s.theta[2][size_t(i) * 4];
+#if PUTMD_PME_SSE
+        if constexpr (kRows)
+        {
+            if (idx[2] + 4 <= g.K[2])
+            {
+                spreadRows(grid, g, idx, real(s.q[i]), tx, ty, tz);
+                continue;
+            }
+        }
+#endif
+        spreadAtom<4>(grid, g.K, g.wx, g.wy, g.wz, idx, real(s.q[i]), tx, ty, tz, 4);
+    }
+}
+
+template<bool kRows>
+[[gnu::always_inline]] inline void gatherBody(const real* grid, const Order4Grid& g, const Order4Atoms& s, int begin,
+                                              int end, const std::array<int, 3>& K, const Matrix3& inv,
+                                              Vec3<real>* f, GatherStore store)
+{
+    for (int i = begin; i < end; i++)
+    {
+        if (s.q[i] == 0)
+        {
+            continue;
+        }
+        const size_t o      = size_t(i) * 4;
+        const int    idx[3] = { s.index[0][i], s.index[1][i], s.index[2][i] };
+        real         fu[3]; // dE/du_d / q
+        bool         done = false;
+#if PUTMD_PME_SSE
+        if constexpr (kRows)
+        {
+            if (idx[2] + 4 <= g.K[2])
+            {
+                gatherRows(grid, g, idx, &s.theta[0][o], &s.theta[1][o], &s.theta[2][o], &s.dtheta[0][o],
+                           &s.dtheta[1][o], &s.dtheta[2][o], fu);
+                done = true;
+            }
+        }
+#endif
+        if (!done)
+        {
+            gatherAtom<4>(grid, g.K, g.wx, g.wy, g.wz, idx, &s.theta[0][o], &s.theta[1][o], &s.theta[2][o],
+                          &s.dtheta[0][o], &s.dtheta[1][o], &s.dtheta[2][o], 4, fu);
+        }
+        for (int e = 0; e < 3; e++)
+        {
+            double de = 0;
+            for (int d = 0; d < 3; d++)
+            {
+                de += double(fu[d]) * K[d] * inv(e, d);
+            }
+            if (store == GatherStore::Accumulate)
+            {
+                f[i][e] -= real(s.q[i] * de);
+            }
+            else
+            {
+                f[i][e] = real(-s.q[i] * de);
+            }
+        }
+    }
+}
+
+// the plain twin and the SSE copy (any x86-64)
+void spreadPlain(real* grid, const Order4Grid& g, const Order4Atoms& s, const int* list, int begin, int end)
+{
+    spreadBody<false>(grid, g, s, list, begin, end);
+}
+
+void spreadSse(real* grid, const Order4Grid& g, const Order4Atoms& s, const int* list, int begin, int end)
+{
+    spreadBody<true>(grid, g, s, list, begin, end);
+}
+
+void gatherPlain(const real* grid, const Order4Grid& g, const Order4Atoms& s, int begin, int end,
+                 const std::array<int, 3>& K, const Matrix3& inv, Vec3<real>* f, GatherStore store)
+{
+    gatherBody<false>(grid, g, s, begin, end, K, inv, f, store);
+}
+
+void gatherSse(const real* grid, const Order4Grid& g, const Order4Atoms& s, int begin, int end,
+               const std::array<int, 3>& K, const Matrix3& inv, Vec3<real>* f, GatherStore store)
+{
+    gatherBody<true>(grid, g, s, begin, end, K, inv, f, store);
+}
+
+#if PUTMD_PME_SSE && defined(__x86_64__) && defined(__GNUC__)
+#define PUTMD_PME_FMA 1
+// the same bodies compiled for AVX2 with FMA (this file is compiled with
+// -ffp-contract=fast, so a multiply followed by an add becomes one fused
+// instruction where the copy has it)
+__attribute__((target("avx2,fma"))) void spreadFma(real* grid, const Order4Grid& g, const Order4Atoms& s,
+                                                   const int* list, int begin, int end)
+{
+    spreadBody<true>(grid, g, s, list, begin, end);
+}
+
+__attribute__((target("avx2,fma"))) void gatherFma(const real* grid, const Order4Grid& g, const Order4Atoms& s,
+                                                   int begin, int end, const std::array<int, 3>& K, const Matrix3& inv,
+                                                   Vec3<real>* f, GatherStore store)
+{
+    gatherBody<true>(grid, g, s, begin, end, K, inv, f, store);
+}
+
+bool cpuHasFma()
+{
+    static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return has;
+}
+#else
+#define PUTMD_PME_FMA 0
+bool cpuHasFma()
+{
+    return false;
+}
+#endif
+
+std::atomic<bool> fusedAllowed{ true };
+
+} // namespace
+
+void allowFusedRows(bool allowed)
+{
+    fusedAllowed = allowed;
+}
+
+bool fusedRowsActive()
+{
+    return PUTMD_PME_FMA && fusedAllowed && cpuHasFma();
+}
+
+const char* rowsDescription()
+{
+    if (!PUTMD_PME_SSE)
+    {
+        return "plain loops (this build's precision)";
+    }
+    return fusedRowsActive() ? "4-wide rows with FMA (AVX2 copy)" : "4-wide SSE rows (PUTMD_SIMD=sse4 or no FMA)";
+}
+
+void spreadOrder4(real* grid, const Order4Grid& g, const Order4Atoms& a, const int* list, int begin, int end, bool rows)
+{
+    if (!rows)
+    {
+        spreadPlain(grid, g, a, list, begin, end);
+        return;
+    }
+#if PUTMD_PME_FMA
+    if (fusedRowsActive())
+    {
+        spreadFma(grid, g, a, list, begin, end);
+        return;
+    }
+#endif
+    spreadSse(grid, g, a, list, begin, end);
+}
+
+void gatherOrder4(const real* grid, const Order4Grid& g, const Order4Atoms& a, int begin, int end,
+                  const std::array<int, 3>& K, const Matrix3& inv, Vec3<real>* f, GatherStore store, bool rows)
+{
+    if (!rows)
+    {
+        gatherPlain(grid, g, a, begin, end, K, inv, f, store);
+        return;
+    }
+#if PUTMD_PME_FMA
+    if (fusedRowsActive())
+    {
+        gatherFma(grid, g, a, begin, end, K, inv, f, store);
+        return;
+    }
+#endif
+    gatherSse(grid, g, a, begin, end, K, inv, f, store);
+}
+
+} // namespace putmd::pme_detail
