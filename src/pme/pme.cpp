@@ -185,9 +185,10 @@ void Pme::setNumThreads(int n)
  * ones, straight onto the FFT grid. Each point then receives its
  * contributions in the same order (slab order, atom order within a slab)
  * whatever the thread count: the grid is bitwise independent of -nt. */
-Order4Atoms Pme::order4Atoms(const Splines& s, const std::vector<double>& q)
+SplineAtoms Pme::splineAtoms(const Splines& s, const std::vector<double>& q)
 {
-    return { { s.theta[0].data(), s.theta[1].data(), s.theta[2].data() },
+    return { s.order,
+             { s.theta[0].data(), s.theta[1].data(), s.theta[2].data() },
              { s.dtheta[0].data(), s.dtheta[1].data(), s.dtheta[2].data() },
              { s.index[0].data(), s.index[1].data(), s.index[2].data() },
              q.data() };
@@ -281,27 +282,14 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
             }
         }
 #pragma omp barrier
-        const Order4Atoms atoms = order4Atoms(s, q);
-        const Order4Grid  rows{ K, wx, wy, wz };
+        const SplineAtoms atoms = splineAtoms(s, q);
+        const GridRows    rows{ K, wx, wy, wz };
         for (int parity = 0; parity < 2; parity++)
         {
 #pragma omp for schedule(dynamic, 1)
             for (int sl = parity; sl < numSlabs; sl += 2)
             {
-                if (p == 4)
-                {
-                    spreadOrder4(grid, rows, atoms, slabAtoms_.data(), slabStart_[sl], slabStart_[sl + 1], sseRows_);
-                    continue;
-                }
-                for (int k = slabStart_[sl]; k < slabStart_[sl + 1]; k++)
-                {
-                    const int   i      = slabAtoms_[k];
-                    const int   idx[3] = { s.index[0][i], s.index[1][i], s.index[2][i] };
-                    const real* tx     = &s.theta[0][size_t(i) * p];
-                    const real* ty     = &s.theta[1][size_t(i) * p];
-                    const real* tz     = &s.theta[2][size_t(i) * p];
-                    spreadAtom<0>(grid, K, wx, wy, wz, idx, real(q[i]), tx, ty, tz, p);
-                }
+                spreadAtoms(grid, rows, atoms, slabAtoms_.data(), slabStart_[sl], slabStart_[sl + 1], sseRows_);
             }
         }
     }
@@ -487,7 +475,6 @@ double Pme::solve(const Box& box, Matrix3* virial)
 
 void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s, std::vector<Vec3<real>>& f)
 {
-    const int      p    = params_.order;
     const auto     K    = params_.gridSize;
     const real*    grid = fft().realData();
     const Matrix3& inv  = box.inverse();
@@ -496,39 +483,13 @@ void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s,
     const int*     wx     = wrap_[0].data();
     const int*     wy     = wrap_[1].data();
     const int*     wz     = wrap_[2].data();
-    if (p == 4)
-    {
-        const Order4Atoms atoms = order4Atoms(s, q);
-        const Order4Grid  rows{ K, wx, wy, wz };
+    const SplineAtoms atoms = splineAtoms(s, q);
+    const GridRows    rows{ K, wx, wy, wz };
 #pragma omp parallel num_threads(nt)
-        {
-            const int t = nt > 1 ? omp_get_thread_num() : 0;
-            gatherOrder4(grid, rows, atoms, int(long(natoms) * t / nt), int(long(natoms) * (t + 1) / nt), K, inv,
-                         f.data(), GatherStore::Accumulate, sseRows_);
-        }
-        return;
-    }
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int i = 0; i < natoms; i++)
     {
-        if (q[i] == 0)
-        {
-            continue;
-        }
-        const size_t o      = size_t(i) * p;
-        const int    idx[3] = { s.index[0][i], s.index[1][i], s.index[2][i] };
-        real         fu[3]; // dE/du_d / q
-        gatherAtom<0>(grid, K, wx, wy, wz, idx, &s.theta[0][o], &s.theta[1][o], &s.theta[2][o], &s.dtheta[0][o],
-                      &s.dtheta[1][o], &s.dtheta[2][o], p, fu);
-        for (int e = 0; e < 3; e++)
-        {
-            double de = 0;
-            for (int d = 0; d < 3; d++)
-            {
-                de += double(fu[d]) * K[d] * inv(e, d);
-            }
-            f[i][e] -= real(q[i] * de);
-        }
+        const int t = nt > 1 ? omp_get_thread_num() : 0;
+        gatherAtoms(grid, rows, atoms, int(long(natoms) * t / nt), int(long(natoms) * (t + 1) / nt), K, inv, f.data(),
+                    GatherStore::Accumulate, sseRows_);
     }
 }
 

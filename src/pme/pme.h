@@ -29,9 +29,8 @@ namespace putmd
 {
 namespace pme_detail
 {
-struct Order4Atoms;
+struct SplineAtoms;
 } // namespace pme_detail
-
 
 struct PmeParameters
 {
@@ -83,7 +82,7 @@ public:
 
 private:
     struct Splines; // per-atom B-spline weights and derivatives
-    static pme_detail::Order4Atoms order4Atoms(const Splines& s, const std::vector<double>& q);
+    static pme_detail::SplineAtoms splineAtoms(const Splines& s, const std::vector<double>& q);
     void   spread(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& q, Splines& s);
     double solve(const Box& box, Matrix3* virial);
     void   gather(const Box& box, const std::vector<double>& q, const Splines& s, std::vector<Vec3<real>>& f);

@@ -610,37 +610,24 @@ void DistributedPme::spread(const Box& box)
         }
     }
     const int nt = std::max(1, std::min(numThreads_, numSlabs / 2));
-    const pme_detail::Order4Atoms atoms = order4Atoms();
-    const pme_detail::Order4Grid  rows{ Kext, wx, wy, wz };
+    const pme_detail::SplineAtoms atoms = splineAtoms();
+    const pme_detail::GridRows    rows{ Kext, wx, wy, wz };
 #pragma omp parallel num_threads(nt) if (nt > 1)
     for (int parity = 0; parity < 2; parity++)
     {
 #pragma omp for schedule(dynamic, 1)
         for (int sl = parity; sl < numSlabs; sl += 2)
         {
-            if (p == 4)
-            {
-                pme_detail::spreadOrder4(grid_.data(), rows, atoms, slabAtoms_.data(), slabStart_[sl], slabStart_[sl + 1],
-                                         true);
-                continue;
-            }
-            for (int k = slabStart_[sl]; k < slabStart_[sl + 1]; k++)
-            {
-                const int   a      = slabAtoms_[k];
-                const int   idx[3] = { index_[0][a], index_[1][a], index_[2][a] };
-                const real  qa     = real(qMine_[a]);
-                const real* tx     = &theta_[0][size_t(a) * p];
-                const real* ty     = &theta_[1][size_t(a) * p];
-                const real* tz     = &theta_[2][size_t(a) * p];
-                pme_detail::spreadAtom<0>(grid_.data(), Kext, wx, wy, wz, idx, qa, tx, ty, tz, p);
-            }
+            pme_detail::spreadAtoms(grid_.data(), rows, atoms, slabAtoms_.data(), slabStart_[sl], slabStart_[sl + 1],
+                                    true);
         }
     }
 }
 
-pme_detail::Order4Atoms DistributedPme::order4Atoms() const
+pme_detail::SplineAtoms DistributedPme::splineAtoms() const
 {
-    return { { theta_[0].data(), theta_[1].data(), theta_[2].data() },
+    return { params_.order,
+             { theta_[0].data(), theta_[1].data(), theta_[2].data() },
              { dtheta_[0].data(), dtheta_[1].data(), dtheta_[2].data() },
              { index_[0].data(), index_[1].data(), index_[2].data() },
              qMine_.data() };
@@ -648,7 +635,6 @@ pme_detail::Order4Atoms DistributedPme::order4Atoms() const
 
 void DistributedPme::gather(const Box& box)
 {
-    const int                p    = params_.order;
     const auto               K    = params_.gridSize;
     const std::array<int, 3> Kext = { ext_[0], ext_[1], K[2] };
     const Matrix3&           inv  = box.inverse();
@@ -658,39 +644,13 @@ void DistributedPme::gather(const Box& box)
     const int*               wz   = rowTable_[2].data();
     fMine_.assign(n, Vec3<real>());
     const int nt = std::max(1, std::min(numThreads_, n / 256 + 1));
-    if (p == 4)
-    {
-        const pme_detail::Order4Atoms atoms = order4Atoms();
-        const pme_detail::Order4Grid  rows{ Kext, wx, wy, wz };
+    const pme_detail::SplineAtoms atoms = splineAtoms();
+    const pme_detail::GridRows    rows{ Kext, wx, wy, wz };
 #pragma omp parallel num_threads(nt) if (nt > 1)
-        {
-            const int t = nt > 1 ? omp_get_thread_num() : 0;
-            pme_detail::gatherOrder4(grid_.data(), rows, atoms, int(long(n) * t / nt), int(long(n) * (t + 1) / nt), K,
-                                     inv, fMine_.data(), pme_detail::GatherStore::Assign, true);
-        }
-        return;
-    }
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int a = 0; a < n; a++)
     {
-        if (qMine_[a] == 0)
-        {
-            continue;
-        }
-        const size_t o      = size_t(a) * p;
-        const int    idx[3] = { index_[0][a], index_[1][a], index_[2][a] };
-        real         fu[3];
-        pme_detail::gatherAtom<0>(grid_.data(), Kext, wx, wy, wz, idx, &theta_[0][o], &theta_[1][o], &theta_[2][o],
-                                  &dtheta_[0][o], &dtheta_[1][o], &dtheta_[2][o], p, fu);
-        for (int e = 0; e < 3; e++)
-        {
-            double de = 0;
-            for (int d = 0; d < 3; d++)
-            {
-                de += double(fu[d]) * K[d] * inv(e, d);
-            }
-            fMine_[a][e] = real(-qMine_[a] * de);
-        }
+        const int t = nt > 1 ? omp_get_thread_num() : 0;
+        pme_detail::gatherAtoms(grid_.data(), rows, atoms, int(long(n) * t / nt), int(long(n) * (t + 1) / nt), K, inv,
+                                fMine_.data(), pme_detail::GatherStore::Assign, true);
     }
 }
 

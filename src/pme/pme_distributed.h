@@ -60,7 +60,7 @@ namespace putmd
 {
 namespace pme_detail
 {
-struct Order4Atoms;
+struct SplineAtoms;
 } // namespace pme_detail
 
 class DistributedPme
@@ -115,7 +115,7 @@ private:
     void computeSplines(const Box& box);
     void spread(const Box& box);
     void gather(const Box& box);
-    pme_detail::Order4Atoms order4Atoms() const; // the spline arrays, for pme_rows.h
+    pme_detail::SplineAtoms splineAtoms() const; // the spline arrays, for pme_rows.h
     void planBorders();
     void borderExchange(int dim, bool sum);
     real* slabPointer(int dim, int slab, int part);

@@ -15,8 +15,8 @@
 
 #include <array>
 #include <cstddef>
+// 4-wide float rows (pme_rows.cpp) where the build is mixed precision
 #if defined(__SSE2__) && !PUTMD_DOUBLE
-#include <immintrin.h>
 #define PUTMD_PME_SSE 1
 #else
 #define PUTMD_PME_SSE 0

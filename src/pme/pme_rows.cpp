@@ -44,7 +44,7 @@ typedef float V4 __attribute__((vector_size(16)));
 
 /* One atom's charge onto 16 rows: a row update is a multiply and an add
  * (one instruction where the copy has FMA). */
-[[gnu::always_inline]] inline void spreadRows(float* grid, const Order4Grid& g, const int* idx, float qi,
+[[gnu::always_inline]] inline void spreadRows(float* grid, const GridRows& g, const int* idx, float qi,
                                               const float* tx, const float* ty, const float* tz)
 {
     const V4 vtz = load4(tz);
@@ -74,7 +74,7 @@ typedef float V4 __attribute__((vector_size(16)));
 /* dE/du / q of one atom from 16 rows: per a, sx = sum_b ty_b row and
  * sy = sum_b dty_b row (over z); f0 = tz . sum_a dtx_a sx, f1 = tz . sum_a
  * tx_a sy, f2 = dtz . sum_a tx_a sx. */
-[[gnu::always_inline]] inline void gatherRows(const float* grid, const Order4Grid& g, const int* idx,
+[[gnu::always_inline]] inline void gatherRows(const float* grid, const GridRows& g, const int* idx,
                                               const float* tx, const float* ty, const float* tz, const float* dtx,
                                               const float* dty, const float* dtz, float fu[3])
 {
@@ -113,11 +113,13 @@ typedef float V4 __attribute__((vector_size(16)));
 #endif
 
 /* The bodies, inlined into each copy below. kRows: the vector rows where a
- * row does not wrap (float builds); otherwise the plain loops. */
-template<bool kRows>
-[[gnu::always_inline]] inline void spreadBody(real* grid, const Order4Grid& g, const Order4Atoms& s, const int* list,
+ * row does not wrap (order 4, float builds); otherwise the plain loops. P:
+ * the order, 0 for the run-time s.order. */
+template<bool kRows, int P>
+[[gnu::always_inline]] inline void spreadBody(real* grid, const GridRows& g, const SplineAtoms& s, const int* list,
                                               int begin, int end)
 {
+    const int p = P > 0 ? P : s.order;
     for (int k = begin; k < end; k++)
     {
         if (k + c_spreadPrefetch < end)
@@ -125,18 +127,18 @@ template<bool kRows>
             const int ahead = list[k + c_spreadPrefetch];
             for (int d = 0; d < 3; d++)
             {
-                __builtin_prefetch(&s.theta[d][size_t(ahead) * 4]);
+                __builtin_prefetch(&s.theta[d][size_t(ahead) * p]);
                 __builtin_prefetch(&s.index[d][ahead]);
             }
             __builtin_prefetch(&s.q[ahead]);
         }
         const int   i      = list[k];
         const int   idx[3] = { s.index[0][i], s.index[1][i], s.index[2][i] };
-        const real* tx     = &s.theta[0][size_t(i) * 4];
-        const real* ty     = &s.theta[1][size_t(i) * 4];
-        const real* tz     = &s.theta[2][size_t(i) * 4];
+        const real* tx     = &s.theta[0][size_t(i) * p];
+        const real* ty     = &s.theta[1][size_t(i) * p];
+        const real* tz     = &s.theta[2][size_t(i) * p];
 #if PUTMD_PME_SSE
-        if constexpr (kRows)
+        if constexpr (kRows && P == 4)
         {
             if (idx[2] + 4 <= g.K[2])
             {
@@ -145,27 +147,28 @@ template<bool kRows>
             }
         }
 #endif
-        spreadAtom<4>(grid, g.K, g.wx, g.wy, g.wz, idx, real(s.q[i]), tx, ty, tz, 4);
+        spreadAtom<P>(grid, g.K, g.wx, g.wy, g.wz, idx, real(s.q[i]), tx, ty, tz, p);
     }
 }
 
-template<bool kRows>
-[[gnu::always_inline]] inline void gatherBody(const real* grid, const Order4Grid& g, const Order4Atoms& s, int begin,
+template<bool kRows, int P>
+[[gnu::always_inline]] inline void gatherBody(const real* grid, const GridRows& g, const SplineAtoms& s, int begin,
                                               int end, const std::array<int, 3>& K, const Matrix3& inv,
                                               Vec3<real>* f, GatherStore store)
 {
+    const int p = P > 0 ? P : s.order;
     for (int i = begin; i < end; i++)
     {
         if (s.q[i] == 0)
         {
             continue;
         }
-        const size_t o      = size_t(i) * 4;
+        const size_t o      = size_t(i) * p;
         const int    idx[3] = { s.index[0][i], s.index[1][i], s.index[2][i] };
         real         fu[3]; // dE/du_d / q
         bool         done = false;
 #if PUTMD_PME_SSE
-        if constexpr (kRows)
+        if constexpr (kRows && P == 4)
         {
             if (idx[2] + 4 <= g.K[2])
             {
@@ -177,8 +180,8 @@ template<bool kRows>
 #endif
         if (!done)
         {
-            gatherAtom<4>(grid, g.K, g.wx, g.wy, g.wz, idx, &s.theta[0][o], &s.theta[1][o], &s.theta[2][o],
-                          &s.dtheta[0][o], &s.dtheta[1][o], &s.dtheta[2][o], 4, fu);
+            gatherAtom<P>(grid, g.K, g.wx, g.wy, g.wz, idx, &s.theta[0][o], &s.theta[1][o], &s.theta[2][o],
+                          &s.dtheta[0][o], &s.dtheta[1][o], &s.dtheta[2][o], p, fu);
         }
         for (int e = 0; e < 3; e++)
         {
@@ -199,27 +202,41 @@ template<bool kRows>
     }
 }
 
-// the plain twin and the SSE copy (any x86-64)
-void spreadPlain(real* grid, const Order4Grid& g, const Order4Atoms& s, const int* list, int begin, int end)
+// the plain twin (order 4, and any order) and the SSE copy (any x86-64)
+void spreadPlain(real* grid, const GridRows& g, const SplineAtoms& s, const int* list, int begin, int end)
 {
-    spreadBody<false>(grid, g, s, list, begin, end);
+    if (s.order == 4)
+    {
+        spreadBody<false, 4>(grid, g, s, list, begin, end);
+    }
+    else
+    {
+        spreadBody<false, 0>(grid, g, s, list, begin, end);
+    }
 }
 
-void spreadSse(real* grid, const Order4Grid& g, const Order4Atoms& s, const int* list, int begin, int end)
+void spreadSse(real* grid, const GridRows& g, const SplineAtoms& s, const int* list, int begin, int end)
 {
-    spreadBody<true>(grid, g, s, list, begin, end);
+    spreadBody<true, 4>(grid, g, s, list, begin, end);
 }
 
-void gatherPlain(const real* grid, const Order4Grid& g, const Order4Atoms& s, int begin, int end,
+void gatherPlain(const real* grid, const GridRows& g, const SplineAtoms& s, int begin, int end,
                  const std::array<int, 3>& K, const Matrix3& inv, Vec3<real>* f, GatherStore store)
 {
-    gatherBody<false>(grid, g, s, begin, end, K, inv, f, store);
+    if (s.order == 4)
+    {
+        gatherBody<false, 4>(grid, g, s, begin, end, K, inv, f, store);
+    }
+    else
+    {
+        gatherBody<false, 0>(grid, g, s, begin, end, K, inv, f, store);
+    }
 }
 
-void gatherSse(const real* grid, const Order4Grid& g, const Order4Atoms& s, int begin, int end,
+void gatherSse(const real* grid, const GridRows& g, const SplineAtoms& s, int begin, int end,
                const std::array<int, 3>& K, const Matrix3& inv, Vec3<real>* f, GatherStore store)
 {
-    gatherBody<true>(grid, g, s, begin, end, K, inv, f, store);
+    gatherBody<true, 4>(grid, g, s, begin, end, K, inv, f, store);
 }
 
 #if PUTMD_PME_SSE && defined(__x86_64__) && defined(__GNUC__)
@@ -227,17 +244,17 @@ void gatherSse(const real* grid, const Order4Grid& g, const Order4Atoms& s, int 
 // the same bodies compiled for AVX2 with FMA (this file is compiled with
 // -ffp-contract=fast, so a multiply followed by an add becomes one fused
 // instruction where the copy has it)
-__attribute__((target("avx2,fma"))) void spreadFma(real* grid, const Order4Grid& g, const Order4Atoms& s,
+__attribute__((target("avx2,fma"))) void spreadFma(real* grid, const GridRows& g, const SplineAtoms& s,
                                                    const int* list, int begin, int end)
 {
-    spreadBody<true>(grid, g, s, list, begin, end);
+    spreadBody<true, 4>(grid, g, s, list, begin, end);
 }
 
-__attribute__((target("avx2,fma"))) void gatherFma(const real* grid, const Order4Grid& g, const Order4Atoms& s,
+__attribute__((target("avx2,fma"))) void gatherFma(const real* grid, const GridRows& g, const SplineAtoms& s,
                                                    int begin, int end, const std::array<int, 3>& K, const Matrix3& inv,
                                                    Vec3<real>* f, GatherStore store)
 {
-    gatherBody<true>(grid, g, s, begin, end, K, inv, f, store);
+    gatherBody<true, 4>(grid, g, s, begin, end, K, inv, f, store);
 }
 
 bool cpuHasFma()
@@ -276,9 +293,9 @@ const char* rowsDescription()
     return fusedRowsActive() ? "4-wide rows with FMA (AVX2 copy)" : "4-wide SSE rows (PUTMD_SIMD=sse4 or no FMA)";
 }
 
-void spreadOrder4(real* grid, const Order4Grid& g, const Order4Atoms& a, const int* list, int begin, int end, bool rows)
+void spreadAtoms(real* grid, const GridRows& g, const SplineAtoms& a, const int* list, int begin, int end, bool rows)
 {
-    if (!rows)
+    if (!rows || a.order != 4)
     {
         spreadPlain(grid, g, a, list, begin, end);
         return;
@@ -293,10 +310,10 @@ void spreadOrder4(real* grid, const Order4Grid& g, const Order4Atoms& a, const i
     spreadSse(grid, g, a, list, begin, end);
 }
 
-void gatherOrder4(const real* grid, const Order4Grid& g, const Order4Atoms& a, int begin, int end,
-                  const std::array<int, 3>& K, const Matrix3& inv, Vec3<real>* f, GatherStore store, bool rows)
+void gatherAtoms(const real* grid, const GridRows& g, const SplineAtoms& a, int begin, int end,
+                 const std::array<int, 3>& K, const Matrix3& inv, Vec3<real>* f, GatherStore store, bool rows)
 {
-    if (!rows)
+    if (!rows || a.order != 4)
     {
         gatherPlain(grid, g, a, begin, end, K, inv, f, store);
         return;

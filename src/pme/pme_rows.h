@@ -1,6 +1,6 @@
-/* pme/pme_rows.h — the order-4 spread and gather over a list of atoms,
- * shared by the one-rank Pme and the distributed PME, in two copies chosen
- * when the program starts: one for CPUs with AVX2 and FMA, where the row
+/* pme/pme_rows.h — the spread and gather over a list of atoms, shared by
+ * the one-rank Pme and the distributed PME. Order 4 comes in two copies
+ * chosen when the program starts: one for CPUs with AVX2 and FMA, where the row
  * updates are fused multiply-adds, and one for any x86-64 (SSE). The rows
  * of 4 z points are 4-wide vectors (GCC's vector extensions, so one body
  * serves both copies); rows that wrap in z take the plain loops of
@@ -23,18 +23,20 @@
 namespace putmd::pme_detail
 {
 
-/* Per-atom spline data (4 weights and derivatives per atom and dimension,
- * the first grid index per atom and dimension) and grid addressing (rows
- * through wx, wy; z through wz where a row wraps; see pme_kernels.h). */
-struct Order4Atoms
+/* Per-atom spline data (order weights and derivatives per atom and
+ * dimension, the first grid index per atom and dimension) and grid
+ * addressing (rows through wx, wy; z through wz where a row wraps; see
+ * pme_kernels.h). */
+struct SplineAtoms
 {
+    int           order;
     const real*   theta[3];
     const real*   dtheta[3];
     const int*    index[3];
     const double* q;
 };
 
-struct Order4Grid
+struct GridRows
 {
     std::array<int, 3> K; // the grid as addressed (a rank's extended block: its extent)
     const int*         wx;
@@ -51,19 +53,18 @@ bool fusedRowsActive();
 /* Which copy runs, for the log. */
 const char* rowsDescription();
 
-/* Adds the charges of atoms list[begin, end) to the grid. rows = false: the
- * plain loops throughout (the reference twin). */
-void spreadOrder4(real* grid, const Order4Grid& g, const Order4Atoms& a, const int* list, int begin, int end,
-                  bool rows);
+/* Adds the charges of atoms list[begin, end) to the grid. rows = false, or
+ * an order other than 4: the plain loops (the reference twin). */
+void spreadAtoms(real* grid, const GridRows& g, const SplineAtoms& a, const int* list, int begin, int end, bool rows);
 
-/* How gatherOrder4 stores an atom's force F = -q dE/dx: subtracted from
+/* How gatherAtoms stores an atom's force F = -q dE/dx: subtracted from
  * (Accumulate: f -= q dE/dx, the one-rank PME adds to the other forces) or
  * written to (Assign: f = -q dE/dx, the distributed PME's own array). */
 enum class GatherStore { Accumulate, Assign };
 
 /* The forces on atoms [begin, end) with nonzero charge from the grid; K is
  * the whole grid (the derivative's scale), inv the box's inverse. */
-void gatherOrder4(const real* grid, const Order4Grid& g, const Order4Atoms& a, int begin, int end,
-                  const std::array<int, 3>& K, const Matrix3& inv, Vec3<real>* f, GatherStore store, bool rows);
+void gatherAtoms(const real* grid, const GridRows& g, const SplineAtoms& a, int begin, int end,
+                 const std::array<int, 3>& K, const Matrix3& inv, Vec3<real>* f, GatherStore store, bool rows);
 
 } // namespace putmd::pme_detail
