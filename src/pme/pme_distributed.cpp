@@ -365,9 +365,17 @@ void DistributedPme::planRedistribution(int maxAtoms, std::span<const Vec3<real>
     sendPeers_.clear();
     recvPeers_.clear();
     linkOf_.assign(P, -1);
+    // atoms this rank owns never leave it: no link to itself
+    const int me = comm_.rank();
+    keepsOwn_    = to[me] != 0;
+    linkOf_[me]  = keepsOwn_ ? kOwnLink : -1;
     std::vector<comm::SendLink> sends;
     for (int r = 0; r < P; r++)
     {
+        if (r == me)
+        {
+            continue;
+        }
         if (to[r])
         {
             linkOf_[r] = static_cast<int>(sendPeers_.size());
@@ -387,7 +395,7 @@ void DistributedPme::planRedistribution(int maxAtoms, std::span<const Vec3<real>
         sends.push_back({ recvPeers_[k], atoms * kAtomFBytes });
     }
     redistF_->plan(sends, sendPeers_);
-    sendCounts_.assign(sendPeers_.size(), 0);
+    sendCounts_.assign(sendPeers_.size() + 1, 0);
     recvCounts_.assign(recvPeers_.size(), 0);
     recvDispl_.assign(recvPeers_.size() + 1, 0);
     plannedAtoms_ = maxAtoms;
@@ -423,37 +431,68 @@ void DistributedPme::startRedistribution(const Box& box, std::span<const Vec3<re
     destOf_.resize(n);
     slotOf_.resize(n);
     std::fill(sendCounts_.begin(), sendCounts_.end(), 0);
-    for (int a = 0; a < n; a++)
-    {
-        const int cx   = cellOf(x[a], inv, 0);
-        const int cy   = cellOf(x[a], inv, 1);
-        const int link = linkOf_[owner_[0][cx] * procGrid_[1] + owner_[1][cy]];
-        if (link < 0)
-        {
-            throw SimulationError(fmt::format(
-                    "an atom of PME rank {}'s input (its {}-th, at {:.3f} {:.3f} {:.3f} nm) moved more than {} nm from "
-                    "the grid cells its rank's atoms held at the last pair search, to a grid owner this rank has "
-                    "no link to: the system is blowing up, or nstlist is too long for this time step",
-                    comm_.rank(), a + 1, x[a].x, x[a].y, x[a].z, kRedistMarginNm));
-        }
-        destOf_[a] = link;
-        slotOf_[a] = sendCounts_[link]++;
-    }
-    // header (the count), then x, y, z, q per atom in the build's precision
+    // one pass: the owner of each atom's cell, then the atom into its send
+    // block (x, y, z, q in the build's precision after a header with the
+    // count) or, kept, straight to the front of xMine_
     std::vector<std::byte*>& out = sendCursor_; // kept: no allocation in the step
     out.resize(links);
     for (int k = 0; k < links; k++)
     {
-        std::byte*    buf = redistX_->sendBuffer(k).data();
-        const int64_t c   = sendCounts_[k];
-        std::memcpy(buf, &c, sizeof c);
-        out[k] = buf + kRedistHeaderBytes;
-        redistX_->setSendSize(k, kRedistHeaderBytes + size_t(c) * kAtomXBytes);
+        out[k] = redistX_->sendBuffer(k).data() + kRedistHeaderBytes;
     }
+    xMine_.resize(std::max(xMine_.size(), size_t(n)));
+    qMine_.resize(xMine_.size());
+    const int        py     = procGrid_[1];
+    const int*       ownerX = owner_[0].data();
+    const int*       ownerY = owner_[1].data();
+    const int*       linkOf = linkOf_.data();
+    int*             counts = sendCounts_.data();
+    int*             dest   = destOf_.data();
+    int*             slot   = slotOf_.data();
+    Vec3<real>*      xKeep  = xMine_.data();
+    double*          qKeep  = qMine_.data();
+    std::byte* const* to    = out.data();
+    const bool       order4 = params_.order == 4;
+    const int        Kx = params_.gridSize[0], Ky = params_.gridSize[1];
+    int              stray = -1;
     for (int a = 0; a < n; a++)
     {
-        const real v[4] = { x[a].x, x[a].y, x[a].z, real(q[a]) };
-        std::memcpy(out[destOf_[a]] + size_t(slotOf_[a]) * kAtomXBytes, v, kAtomXBytes);
+        const int cx   = order4 ? pme_detail::pmeCellOrder4(x[a], inv, 0, Kx) : cellOf(x[a], inv, 0);
+        const int cy   = order4 ? pme_detail::pmeCellOrder4(x[a], inv, 1, Ky) : cellOf(x[a], inv, 1);
+        int       link = linkOf[ownerX[cx] * py + ownerY[cy]];
+        if (link == kOwnLink)
+        {
+            link              = links;
+            xKeep[counts[link]] = x[a];
+            qKeep[counts[link]] = real(q[a]);
+        }
+        else if (link < 0)
+        {
+            stray = a;
+            break;
+        }
+        else
+        {
+            const real v[4] = { x[a].x, x[a].y, x[a].z, real(q[a]) };
+            std::memcpy(to[link] + size_t(counts[link]) * kAtomXBytes, v, kAtomXBytes);
+        }
+        dest[a] = link;
+        slot[a] = counts[link]++;
+    }
+    if (stray >= 0)
+    {
+        const int a = stray;
+        throw SimulationError(fmt::format(
+                "an atom of PME rank {}'s input (its {}-th, at {:.3f} {:.3f} {:.3f} nm) moved more than {} nm from "
+                "the grid cells its rank's atoms held at the last pair search, to a grid owner this rank has "
+                "no link to: the system is blowing up, or nstlist is too long for this time step",
+                comm_.rank(), a + 1, x[a].x, x[a].y, x[a].z, kRedistMarginNm));
+    }
+    for (int k = 0; k < links; k++)
+    {
+        const int64_t c = sendCounts_[k];
+        std::memcpy(redistX_->sendBuffer(k).data(), &c, sizeof c);
+        redistX_->setSendSize(k, kRedistHeaderBytes + size_t(c) * kAtomXBytes);
     }
     redistX_->start();
     started_ = true;
@@ -464,9 +503,9 @@ void DistributedPme::finishRedistributionX()
     const int links = static_cast<int>(recvPeers_.size());
     redistX_->finish();
     started_ = false;
-    // arrivals in source rank order (recvPeers_ ascends): the same order on
-    // every backend
-    int total = 0;
+    // the kept atoms, then arrivals in source rank order (recvPeers_
+    // ascends): the same order on every backend
+    int total = sendCounts_[sendPeers_.size()];
     for (int k = 0; k < links; k++)
     {
         int64_t c = 0;
@@ -501,11 +540,24 @@ void DistributedPme::redistributeF(std::span<Vec3<real>> f)
     }
     redistF_->start();
     redistF_->finish();
+    const int kept = static_cast<int>(sendPeers_.size());
+    fFrom_.resize(kept);
+    for (int k = 0; k < kept; k++)
+    {
+        fFrom_[k] = redistF_->recvBuffer(k).data();
+    }
     for (size_t a = 0; a < f.size(); a++)
     {
-        Vec3<real> fa;
-        std::memcpy(&fa, redistF_->recvBuffer(destOf_[a]).data() + size_t(slotOf_[a]) * kAtomFBytes, kAtomFBytes);
-        f[a] += fa;
+        if (destOf_[a] == kept)
+        {
+            f[a] += fMine_[slotOf_[a]];
+        }
+        else
+        {
+            Vec3<real> fa;
+            std::memcpy(&fa, fFrom_[destOf_[a]] + size_t(slotOf_[a]) * kAtomFBytes, kAtomFBytes);
+            f[a] += fa;
+        }
     }
 }
 

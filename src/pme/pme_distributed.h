@@ -83,7 +83,7 @@ public:
      * next one without leaving the ranks its rank is linked to. */
     static constexpr double kRedistMarginNm = 0.5;
     /* Ranks this one sends atoms to (the linked owners). */
-    int numRedistTargets() const { return static_cast<int>(sendPeers_.size()); }
+    int numRedistTargets() const { return static_cast<int>(sendPeers_.size()) + (keepsOwn_ ? 1 : 0); }
 
     /* Sends this rank's atoms to their grid owners and returns at once, so
      * that other work (the short-range forces) overlaps the transfer; the
@@ -141,15 +141,25 @@ private:
     std::unique_ptr<comm::Exchange> redistX_, redistF_;
     int                             plannedAtoms_ = -1;
     std::vector<std::byte*>         sendCursor_; // per send link: where its next atom goes
-    std::vector<int>                sendPeers_;  // X: ranks sent to, ascending (F: received from)
-    std::vector<int>                recvPeers_;  // X: ranks received from, ascending (F: sent to)
-    std::vector<int>                linkOf_;     // per rank: its index in sendPeers_, -1 if not linked
+    std::vector<int>                sendPeers_;  // X: other ranks sent to, ascending (F: received from)
+    std::vector<int>                recvPeers_;  // X: other ranks received from, ascending (F: sent to)
+    // per rank: its index in sendPeers_, kOwnLink for this rank itself when
+    // it may keep atoms, -1 if not linked
+    std::vector<int>                linkOf_;
+    bool                            keepsOwn_ = false; // atoms whose cells this rank owns stay here
+    static constexpr int            kOwnLink  = -2;
     bool                            started_      = false; // startRedistribution before compute
     // redistribution state of the current computation
-    std::vector<int>        sendCounts_, recvCounts_, recvDispl_; // per send link, per receive link
-    std::vector<int>        destOf_;      // send link of each input atom
+    // sendCounts_: per send link, then the atoms kept (last entry);
+    // recvDispl_: where each receive link's atoms start in xMine_ (after
+    // the kept ones), and the total
+    std::vector<int>        sendCounts_, recvCounts_, recvDispl_;
+    std::vector<int>        destOf_;      // send link of each input atom (sendPeers_.size(): kept)
     std::vector<int>        slotOf_;      // position of each input atom in its destination's block
-    std::vector<Vec3<real>> xMine_;       // the atoms this rank spreads
+    std::vector<const std::byte*> fFrom_; // per send link: the forces' receive buffer
+    // the atoms this rank spreads: the kept ones (input order), then those
+    // received, by source rank
+    std::vector<Vec3<real>> xMine_;
     std::vector<double>     qMine_;
     std::vector<Vec3<real>> fMine_;
     // splines of xMine_: first point (x, y: in the extended block; z: global)
