@@ -98,6 +98,7 @@ struct PencilFft3d::Impl
     std::array<int, 3> n{};
     int                nzc = 0;
     int                px = 1, py = 1, ci = 0, cj = 0; // process grid, this rank's coordinates
+    bool               slab = false; // py == 1: 2D r2c per x plane, then the column transpose only
     TransposeAlgorithm alg = TransposeAlgorithm::Alltoallv;
     FftCommStats       stats;
 
@@ -222,8 +223,10 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
         auto [y0, ly] = part(n[1], m.py, m.cj);
         m.realBox     = Box{{x0, y0, 0}, {lx, ly, n[2]}};
     }
-    m.la = m.layoutA(m.ci, m.cj);
-    m.lb = m.layoutB(m.ci, m.cj);
+    m.slab = m.py == 1;
+    m.la   = m.layoutA(m.ci, m.cj);
+    // slabs have no y-pencil stage (B): no buffer for it
+    m.lb = m.slab ? Layout{Box{{0, 0, 0}, {0, 0, 0}}, {0, 2, 1}} : m.layoutB(m.ci, m.cj);
     m.lc = m.layoutC(m.ci, m.cj);
 
     m.rdata = allocate<real>(m.realBox.volume());
@@ -235,8 +238,20 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
     std::fill_n(m.bdata, std::max(1L, m.lb.box.volume()), Complex(0));
     std::fill_n(m.cdata, std::max(1L, m.lc.box.volume()), Complex(0));
 
-    // 1D FFTs along the contiguous axis of each stage; none where the local
-    // block is empty.
+    // Slabs: one 2D r2c / c2r per local x plane (y and z together, FFTW's
+    // own cache blocking), stored x, y, kz (layout A with all of y).
+    if (m.slab && m.realBox.size[0] > 0)
+    {
+        int       yz[2] = { n[1], n[2] };
+        const int howX  = m.realBox.size[0];
+        m.r2c = PUTMD_FFTW(plan_many_dft_r2c)(2, yz, howX, m.rdata, nullptr, 1, n[1] * n[2], fftwPtr(m.adata), nullptr,
+                                              1, n[1] * m.nzc, flags);
+        m.c2r = PUTMD_FFTW(plan_many_dft_c2r)(2, yz, howX, fftwPtr(m.adata), nullptr, 1, n[1] * m.nzc, m.rdata,
+                                              nullptr, 1, n[1] * n[2], flags);
+    }
+    // Pencils: 1D FFTs along the contiguous axis of each stage; none where
+    // the local block is empty.
+    if (!m.slab)
     {
         const int howZ = m.realBox.size[0] * m.realBox.size[1];
         if (howZ > 0)
@@ -257,6 +272,12 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
             m.yBwd  = PUTMD_FFTW(plan_many_dft)(1, &ny, howY, b, nullptr, 1, ny, b, nullptr, 1, ny, FFTW_BACKWARD,
                                                flags);
         }
+        if ((howZ > 0 && (m.r2c == nullptr || m.c2r == nullptr)) || (howY > 0 && (m.yFwd == nullptr || m.yBwd == nullptr)))
+        {
+            throw std::runtime_error("pencil FFT: FFTW could not make a plan");
+        }
+    }
+    {
         const int howX = m.lc.box.size[1] * m.lc.box.size[2];
         if (howX > 0)
         {
@@ -267,8 +288,8 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
             m.xBwd  = PUTMD_FFTW(plan_many_dft)(1, &nx, howX, c, nullptr, 1, nx, c, nullptr, 1, nx, FFTW_BACKWARD,
                                                flags);
         }
-        if ((howZ > 0 && (m.r2c == nullptr || m.c2r == nullptr)) || (howY > 0 && (m.yFwd == nullptr || m.yBwd == nullptr))
-            || (howX > 0 && (m.xFwd == nullptr || m.xBwd == nullptr)))
+        if ((howX > 0 && (m.xFwd == nullptr || m.xBwd == nullptr))
+            || (m.slab && m.realBox.size[0] > 0 && (m.r2c == nullptr || m.c2r == nullptr)))
         {
             throw std::runtime_error("pencil FFT: FFTW could not make a plan");
         }
@@ -288,10 +309,10 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
                                          [&](int k) { return m.layoutB(i, k); });
     m.rowBwd    = fft::makeTransposePlan(m.py, j, [&](int k) { return m.layoutB(i, k); },
                                          [&](int k) { return m.layoutA(i, k); });
-    m.colFwd    = fft::makeTransposePlan(m.px, i, [&](int k) { return m.layoutB(k, j); },
-                                         [&](int k) { return m.layoutC(k, j); });
-    m.colBwd    = fft::makeTransposePlan(m.px, i, [&](int k) { return m.layoutC(k, j); },
-                                         [&](int k) { return m.layoutB(k, j); });
+    // the column transpose starts from y-pencils, or from the slab itself
+    auto beforeColumn = [&](int k) { return m.slab ? m.layoutA(k, j) : m.layoutB(k, j); };
+    m.colFwd = fft::makeTransposePlan(m.px, i, beforeColumn, [&](int k) { return m.layoutC(k, j); });
+    m.colBwd = fft::makeTransposePlan(m.px, i, [&](int k) { return m.layoutC(k, j); }, beforeColumn);
     std::vector<int> rowRanks(m.py), colRanks(m.px);
     for (int k = 0; k < m.py; ++k)
     {
@@ -346,9 +367,12 @@ void PencilFft3d::forward()
 {
     Impl& m = *impl_;
     m.run(m.r2c);
-    m.transpose(*m.row, m.rowFwd, m.adata, m.bdata);
-    m.run(m.yFwd);
-    m.transpose(*m.col, m.colFwd, m.bdata, m.cdata);
+    if (!m.slab)
+    {
+        m.transpose(*m.row, m.rowFwd, m.adata, m.bdata);
+        m.run(m.yFwd);
+    }
+    m.transpose(*m.col, m.colFwd, m.slab ? m.adata : m.bdata, m.cdata);
     m.run(m.xFwd);
     ++m.stats.transforms;
 }
@@ -357,9 +381,12 @@ void PencilFft3d::backward()
 {
     Impl& m = *impl_;
     m.run(m.xBwd);
-    m.transpose(*m.col, m.colBwd, m.cdata, m.bdata);
-    m.run(m.yBwd);
-    m.transpose(*m.row, m.rowBwd, m.bdata, m.adata);
+    m.transpose(*m.col, m.colBwd, m.cdata, m.slab ? m.adata : m.bdata);
+    if (!m.slab)
+    {
+        m.run(m.yBwd);
+        m.transpose(*m.row, m.rowBwd, m.bdata, m.adata);
+    }
     m.run(m.c2r);
     ++m.stats.transforms;
 }

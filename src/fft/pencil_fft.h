@@ -11,6 +11,12 @@
  *     --column transpose (the Px ranks with the same j)-->
  *   x-pencils --c2c(x)-->                          ky: Px parts, kz: Py parts, x: all
  *
+ * A process grid of one row (Py = 1, e.g. 2 ranks: 2 x 1) is a slab
+ * decomposition: each rank's z-pencils are whole y-z planes, so the first
+ * two passes are one 2D r2c FFT per x plane (FFTW's own cache blocking, no
+ * row transpose) and only the column transpose remains (rnase's 60^3 grid
+ * on 2 ranks: transposes 0.151 -> 0.080 s per 500 steps).
+ *
  * Backward runs the same steps in reverse. Every partition is the block
  * partition of blockStart(); parts may be empty (e.g. nz/2+1 = 3 over Py = 4).
  * The complex result (x-pencils) is stored ky slowest, then kz, then kx
