@@ -455,11 +455,29 @@ void DistributedPme::startRedistribution(const Box& box, std::span<const Vec3<re
     const bool       order4 = params_.order == 4;
     const int        Kx = params_.gridSize[0], Ky = params_.gridSize[1];
     int              stray = -1;
+    // the cells first (dest and slot hold them until the second loop), in
+    // SIMD for order 4
+    if (order4)
+    {
+        const Vec3<real>* xa = x.data();
+#pragma omp simd
+        for (int a = 0; a < n; a++)
+        {
+            dest[a] = pme_detail::pmeCellOrder4(xa[a], inv, 0, Kx);
+            slot[a] = pme_detail::pmeCellOrder4(xa[a], inv, 1, Ky);
+        }
+    }
+    else
+    {
+        for (int a = 0; a < n; a++)
+        {
+            dest[a] = cellOf(x[a], inv, 0);
+            slot[a] = cellOf(x[a], inv, 1);
+        }
+    }
     for (int a = 0; a < n; a++)
     {
-        const int cx   = order4 ? pme_detail::pmeCellOrder4(x[a], inv, 0, Kx) : cellOf(x[a], inv, 0);
-        const int cy   = order4 ? pme_detail::pmeCellOrder4(x[a], inv, 1, Ky) : cellOf(x[a], inv, 1);
-        int       link = linkOf[ownerX[cx] * py + ownerY[cy]];
+        int link = linkOf[ownerX[dest[a]] * py + ownerY[slot[a]]];
         if (link == kOwnLink)
         {
             link              = links;
@@ -602,16 +620,24 @@ void DistributedPme::computeSplines(const Box& box)
             }
         }
     }
-    for (int a = 0; a < n; a++)
+    // the atom's cell (first point + p - 1, in [p - 1, K + p - 2]) relative
+    // to the owned range
+    for (int d = 0; d < 2; d++)
     {
-        for (int d = 0; d < 2; d++)
+        int*      index = index_[d].data();
+        const int Kd = K[d], own0 = own0_[d], own = ownSize_[d];
+        bool      foreign = false;
+        for (int a = 0; a < n; a++)
         {
-            const int e = positiveMod(index_[d][a] + p - 1, K[d]) - own0_[d];
-            if (e < 0 || e >= ownSize_[d])
-            {
-                throw std::logic_error("DistributedPme: an atom arrived whose grid cell this rank does not own");
-            }
-            index_[d][a] = e;
+            int c = index[a] + p - 1;
+            c -= c >= Kd ? Kd : 0;
+            const int e = c - own0;
+            foreign |= e < 0 || e >= own;
+            index[a] = e;
+        }
+        if (foreign)
+        {
+            throw std::logic_error("DistributedPme: an atom arrived whose grid cell this rank does not own");
         }
     }
 }
@@ -638,11 +664,18 @@ void DistributedPme::spread(const Box& box)
     // slabs of extended x planes (an even number; one when too thin)
     const int numSlabs = ext_[0] / (p - 1) >= 2 ? 2 * (ext_[0] / (2 * (p - 1))) : 1;
     slabStart_.assign(numSlabs + 1, 0);
+    slabOfPlane_.resize(ext_[0]);
+    for (int i = 0; i < ext_[0]; i++)
+    {
+        slabOfPlane_[i] = int(long(i) * numSlabs / ext_[0]);
+    }
+    const int* slabOf = slabOfPlane_.data();
+    const int* first  = index_[0].data();
     for (int a = 0; a < n; a++)
     {
         if (qMine_[a] != 0)
         {
-            slabStart_[long(index_[0][a]) * numSlabs / ext_[0] + 1]++;
+            slabStart_[slabOf[first[a]] + 1]++;
         }
     }
     for (int sl = 0; sl < numSlabs; sl++)
@@ -657,7 +690,7 @@ void DistributedPme::spread(const Box& box)
         {
             if (qMine_[a] != 0)
             {
-                slabAtoms_[fill[long(index_[0][a]) * numSlabs / ext_[0]]++] = a;
+                slabAtoms_[fill[slabOf[first[a]]]++] = a;
             }
         }
     }

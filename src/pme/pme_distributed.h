@@ -169,6 +169,7 @@ private:
     std::vector<real>                influence_; // solve factors for influenceBox_
     int                              numThreads_ = 1;
     std::vector<int>                 slabStart_, slabFill_, slabAtoms_; // spread: charged atoms by x slab
+    std::vector<int>                 slabOfPlane_;                      // spread: the slab of each extended x plane
     Box                              influenceBox_;
 };
 
