@@ -104,7 +104,10 @@ struct PencilFft3d::Impl
 
     Box    realBox;       // R (order x, y, z)
     Layout la, lb, lc;    // A, B, C of this rank
-    real*    rdata = nullptr;
+    std::array<int, 2> halo{};    // real planes / rows before the block (x, y)
+    long               rsize = 0; // of rbuf: (lx + hx) * (ly + hy) * nz
+    real*    rbuf  = nullptr; // the real block with its halo
+    real*    rdata = nullptr; // its point (x0, y0, 0)
     Complex* adata = nullptr;
     Complex* bdata = nullptr;
     Complex* cdata = nullptr;
@@ -172,7 +175,7 @@ struct PencilFft3d::Impl
             MPI_Comm_free(&rowComm);
             MPI_Comm_free(&colComm);
         }
-        PUTMD_FFTW(free)(rdata);
+        PUTMD_FFTW(free)(rbuf);
         PUTMD_FFTW(free)(adata);
         PUTMD_FFTW(free)(bdata);
         PUTMD_FFTW(free)(cdata);
@@ -180,7 +183,7 @@ struct PencilFft3d::Impl
 };
 
 PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2> procGrid, TransposeAlgorithm alg,
-                         FftPlanning planning) :
+                         FftPlanning planning, std::array<int, 2> realHalo) :
     impl_(std::make_unique<Impl>())
 {
     Impl&          m     = *impl_;
@@ -229,11 +232,21 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
     m.lb = m.slab ? Layout{Box{{0, 0, 0}, {0, 0, 0}}, {0, 2, 1}} : m.layoutB(m.ci, m.cj);
     m.lc = m.layoutC(m.ci, m.cj);
 
-    m.rdata = allocate<real>(m.realBox.volume());
+    if (realHalo[0] < 0 || realHalo[1] < 0)
+    {
+        throw std::invalid_argument("pencil FFT: the real halo must not be negative");
+    }
+    m.halo = realHalo;
+    // row and plane strides of the real block inside its halo
+    const int  ry = m.realBox.size[1] + m.halo[1];
+    const long rowStride = n[2], planeStride = long(ry) * n[2];
+    m.rsize = long(m.realBox.size[0] + m.halo[0]) * planeStride;
+    m.rbuf  = allocate<real>(m.rsize);
+    m.rdata = m.rbuf + m.halo[0] * planeStride + m.halo[1] * rowStride;
     m.adata = allocate<Complex>(m.la.box.volume());
     m.bdata = allocate<Complex>(m.lb.box.volume());
     m.cdata = allocate<Complex>(m.lc.box.volume());
-    std::fill_n(m.rdata, std::max(1L, m.realBox.volume()), real(0));
+    std::fill_n(m.rbuf, std::max(1L, m.rsize), real(0));
     std::fill_n(m.adata, std::max(1L, m.la.box.volume()), Complex(0));
     std::fill_n(m.bdata, std::max(1L, m.lb.box.volume()), Complex(0));
     std::fill_n(m.cdata, std::max(1L, m.lc.box.volume()), Complex(0));
@@ -242,12 +255,13 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
     // own cache blocking), stored x, y, kz (layout A with all of y).
     if (m.slab && m.realBox.size[0] > 0)
     {
-        int       yz[2] = { n[1], n[2] };
-        const int howX  = m.realBox.size[0];
-        m.r2c = PUTMD_FFTW(plan_many_dft_r2c)(2, yz, howX, m.rdata, nullptr, 1, n[1] * n[2], fftwPtr(m.adata), nullptr,
-                                              1, n[1] * m.nzc, flags);
+        int       yz[2]    = { n[1], n[2] };
+        int       embed[2] = { ry, n[2] }; // the real planes inside their halo
+        const int howX     = m.realBox.size[0];
+        m.r2c = PUTMD_FFTW(plan_many_dft_r2c)(2, yz, howX, m.rdata, embed, 1, int(planeStride), fftwPtr(m.adata),
+                                              nullptr, 1, n[1] * m.nzc, flags);
         m.c2r = PUTMD_FFTW(plan_many_dft_c2r)(2, yz, howX, fftwPtr(m.adata), nullptr, 1, n[1] * m.nzc, m.rdata,
-                                              nullptr, 1, n[1] * n[2], flags);
+                                              embed, 1, int(planeStride), flags);
     }
     // Pencils: 1D FFTs along the contiguous axis of each stage; none where
     // the local block is empty.
@@ -256,11 +270,14 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
         const int howZ = m.realBox.size[0] * m.realBox.size[1];
         if (howZ > 0)
         {
-            int nz  = n[2];
-            m.r2c   = PUTMD_FFTW(plan_many_dft_r2c)(1, &nz, howZ, m.rdata, nullptr, 1, n[2], fftwPtr(m.adata), nullptr,
-                                                    1, m.nzc, flags);
-            m.c2r   = PUTMD_FFTW(plan_many_dft_c2r)(1, &nz, howZ, fftwPtr(m.adata), nullptr, 1, m.nzc, m.rdata,
-                                                    nullptr, 1, n[2], flags);
+            // z rows of the real block (x and y strides of the halo'd
+            // buffer) to and from the contiguous z-pencils
+            const int         lx = m.realBox.size[0], ly = m.realBox.size[1];
+            PUTMD_FFTW(iodim) zReal{ n[2], 1, 1 };
+            PUTMD_FFTW(iodim) rowsR2c[2] = { { lx, int(planeStride), ly * m.nzc }, { ly, int(rowStride), m.nzc } };
+            PUTMD_FFTW(iodim) rowsC2r[2] = { { lx, ly * m.nzc, int(planeStride) }, { ly, m.nzc, int(rowStride) } };
+            m.r2c = PUTMD_FFTW(plan_guru_dft_r2c)(1, &zReal, 2, rowsR2c, m.rdata, fftwPtr(m.adata), flags);
+            m.c2r = PUTMD_FFTW(plan_guru_dft_c2r)(1, &zReal, 2, rowsC2r, fftwPtr(m.adata), m.rdata, flags);
         }
         const int howY = m.lb.box.size[0] * m.lb.box.size[2];
         if (howY > 0)
@@ -297,7 +314,7 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
     if (planning == FftPlanning::Measure)
     {
         // measuring ran transforms on the buffers
-        std::fill_n(m.rdata, std::max(1L, m.realBox.volume()), real(0));
+        std::fill_n(m.rbuf, std::max(1L, m.rsize), real(0));
         std::fill_n(m.adata, std::max(1L, m.la.box.volume()), Complex(0));
         std::fill_n(m.bdata, std::max(1L, m.lb.box.volume()), Complex(0));
         std::fill_n(m.cdata, std::max(1L, m.lc.box.volume()), Complex(0));
@@ -341,6 +358,11 @@ std::array<int, 3> PencilFft3d::realSize() const
 real* PencilFft3d::realData()
 {
     return impl_->rdata;
+}
+
+real* PencilFft3d::realBuffer()
+{
+    return impl_->rbuf;
 }
 
 std::array<int, 3> PencilFft3d::complexStart() const

@@ -97,19 +97,28 @@ public:
      * Real space: rank with coordinates (i, j) = (rank / Py, rank % Py) owns
      * x in [blockStart(nx,Px,i), blockStart(nx,Px,i+1)), y in
      * [blockStart(ny,Py,j), ...), all z; stored x-major, then y, then z
-     * (z contiguous, stride exactly nz). */
+     * (z contiguous, row stride exactly nz; without a halo the plane
+     * stride is ly nz). */
     /* planning: FFTW_ESTIMATE (the default: the same plans in every
      * process) or FFTW_MEASURE (faster transforms; each rank measures its
      * own plans at construction, so two runs may round differently). */
+    /* realHalo = {hx, hy}: the real block is stored inside a buffer with hx
+     * more x planes before it and hy more y rows before each plane's
+     * (realBuffer(), (lx + hx) x (ly + hy) x nz), so that a caller can sum
+     * and fill a halo around the block in place (the distributed PME's
+     * spread and gather); the transforms read and write the block only. */
     PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2> procGrid, TransposeAlgorithm alg,
-                FftPlanning planning = FftPlanning::Estimate);
+                FftPlanning planning = FftPlanning::Estimate, std::array<int, 2> realHalo = { 0, 0 });
     ~PencilFft3d();
     PencilFft3d(const PencilFft3d&)            = delete;
     PencilFft3d& operator=(const PencilFft3d&) = delete;
 
     std::array<int, 3> realStart() const; // [2] is 0
     std::array<int, 3> realSize() const;  // [2] is nz
+    /* The block's first point; row stride nz, plane stride (ly + hy) nz. */
     real*              realData();
+    /* The whole buffer, halo included (realData() when there is none). */
+    real*              realBuffer();
 
     /* Complex space (half spectrum kz in 0..nz/2): the local block is kx in
      * [complexStart[0], +complexSize[0]), etc. Stored with complexOrder()

@@ -83,7 +83,10 @@ DistributedPme::DistributedPme(const PmeParameters& params, comm::Communicator& 
     {
         moduli_[d] = bsplineModuli(K[d], params.order);
     }
-    fft_ = std::make_unique<PencilFft3d>(comm.mpiComm(), K, procGrid, transpose, params.fftPlanning);
+    // the FFT's real block inside the spread's extended block: p - 1 planes
+    // and rows before it, summed and filled in place by the borders
+    fft_ = std::make_unique<PencilFft3d>(comm.mpiComm(), K, procGrid, transpose, params.fftPlanning,
+                                         std::array<int, 2>{ p - 1, p - 1 });
     pi_  = comm.rank() / procGrid[1];
     pj_  = comm.rank() % procGrid[1];
     const int mine[2] = { pi_, pj_ };
@@ -142,7 +145,14 @@ DistributedPme::DistributedPme(const PmeParameters& params, comm::Communicator& 
         }
         border_[d] = std::move(plan);
     }
-    grid_.assign(size_t(ext_[0]) * ext_[1] * K[2], real(0));
+    grid_       = fft_->realBuffer();
+    gridPoints_ = size_t(ext_[0]) * ext_[1] * K[2];
+    if (fft_->realStart()[0] != own0_[0] || fft_->realStart()[1] != own0_[1] || fft_->realSize()[0] != ownSize_[0]
+        || fft_->realSize()[1] != ownSize_[1])
+    {
+        throw std::logic_error("DistributedPme: the FFT's real block is not the owned grid block");
+    }
+    std::fill_n(grid_, gridPoints_, real(0));
     for (int d = 0; d < 2; d++)
     {
         rowTable_[d].resize(ext_[d]);
@@ -169,10 +179,10 @@ real* DistributedPme::slabPointer(int dim, int slab, int part)
     const int nz = params_.gridSize[2];
     if (dim == 0)
     {
-        return grid_.data() + size_t(slab) * ext_[1] * nz;
+        return grid_ + size_t(slab) * ext_[1] * nz;
     }
     const int plane = params_.order - 1 + part;
-    return grid_.data() + (size_t(plane) * ext_[1] + slab) * nz;
+    return grid_ + (size_t(plane) * ext_[1] + slab) * nz;
 }
 
 /* The four border exchanges (x and y, summing and filling), planned once
@@ -655,7 +665,7 @@ void DistributedPme::spread(const Box& box)
     const int                p    = params_.order;
     const int                nz   = params_.gridSize[2];
     const std::array<int, 3> Kext = { ext_[0], ext_[1], nz };
-    std::fill(grid_.begin(), grid_.end(), real(0));
+    std::fill_n(grid_, gridPoints_, real(0));
     computeSplines(box);
     const int  n  = static_cast<int>(xMine_.size());
     const int* wx = rowTable_[0].data();
@@ -703,7 +713,7 @@ void DistributedPme::spread(const Box& box)
 #pragma omp for schedule(dynamic, 1)
         for (int sl = parity; sl < numSlabs; sl += 2)
         {
-            pme_detail::spreadAtoms(grid_.data(), rows, atoms, slabAtoms_.data(), slabStart_[sl], slabStart_[sl + 1],
+            pme_detail::spreadAtoms(grid_, rows, atoms, slabAtoms_.data(), slabStart_[sl], slabStart_[sl + 1],
                                     true);
         }
     }
@@ -734,7 +744,7 @@ void DistributedPme::gather(const Box& box)
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         const int t = nt > 1 ? omp_get_thread_num() : 0;
-        pme_detail::gatherAtoms(grid_.data(), rows, atoms, int(long(n) * t / nt), int(long(n) * (t + 1) / nt), K, inv,
+        pme_detail::gatherAtoms(grid_, rows, atoms, int(long(n) * t / nt), int(long(n) * (t + 1) / nt), K, inv,
                                 fMine_.data(), pme_detail::GatherStore::Assign, true);
     }
 }
@@ -742,8 +752,6 @@ void DistributedPme::gather(const Box& box)
 double DistributedPme::compute(const Box& box, std::span<const Vec3<real>> x, std::span<const double> q,
                                std::span<Vec3<real>> f, Matrix3* virial, StageTimers* timers)
 {
-    const int  p  = params_.order;
-    const int  nz = params_.gridSize[2];
     {
         Timed t(timers, Stage::PmeRedistX);
         if (!started_)
@@ -761,16 +769,7 @@ double DistributedPme::compute(const Box& box, std::span<const Vec3<real>> x, st
         borderExchange(0, true);
         borderExchange(1, true);
     }
-    const size_t rowLen = size_t(nz);
-    real*        fr     = fft_->realData();
-    for (int i = 0; i < ownSize_[0]; i++)
-    {
-        for (int j = 0; j < ownSize_[1]; j++)
-        {
-            std::copy_n(grid_.data() + (size_t(i + p - 1) * ext_[1] + j + p - 1) * nz, rowLen,
-                        fr + (size_t(i) * ownSize_[1] + j) * nz);
-        }
-    }
+    // the summed block is the FFT's input where it lies (realHalo)
     const FftCommStats fft0 = fft_->stats();
     {
         Timed t(timers, Stage::PmeFft);
@@ -823,14 +822,6 @@ double DistributedPme::compute(const Box& box, std::span<const Vec3<real>> x, st
             stats.sizes.bins[b] += fft1.sizes.bins[b] - fft0.sizes.bins[b];
         }
         stats.sizes.largest = std::max(stats.sizes.largest, fft1.sizes.largest);
-    }
-    for (int i = 0; i < ownSize_[0]; i++)
-    {
-        for (int j = 0; j < ownSize_[1]; j++)
-        {
-            std::copy_n(fr + (size_t(i) * ownSize_[1] + j) * nz, rowLen,
-                        grid_.data() + (size_t(i + p - 1) * ext_[1] + j + p - 1) * nz);
-        }
     }
     {
         Timed t(timers, Stage::PmeBorder);

@@ -130,7 +130,8 @@ private:
     std::array<std::vector<int>, 2>    owner_;      // owning process index of each grid x / y
     std::array<int, 2>                 own0_{}, ownSize_{}; // owned range in x and y
     std::array<int, 2>                 ext_{};      // extended sizes (owned + p - 1)
-    std::vector<real>                  grid_;       // ext x ext y x nz
+    real*                              grid_ = nullptr; // ext x ext y x nz: the FFT's real buffer (realHalo p - 1)
+    size_t                             gridPoints_ = 0;
     std::unique_ptr<BorderPlan>        border_[2];
     std::unique_ptr<BorderScratch>     borderLinks_[2][2]; // [dim][summing]: the planned exchanges
 

@@ -287,6 +287,72 @@ TEST(PencilFft, MatchesSerialFftw)
     }
 }
 
+TEST(PencilFft, RealHaloKeepsTheTransformAndIsNotTouched)
+{
+    // The distributed PME spreads into a buffer with p - 1 planes and rows
+    // before the block (realHalo): the transforms must read and write the
+    // block only, and give the spectrum of the same data without a halo.
+    const std::array<int, 2> halo{3, 2};
+    const real               sentinel = real(12345.5);
+    for (auto n : kGrids)
+    {
+        const auto   x   = globalInput(n);
+        const auto   ref = serialForward(n, x);
+        const double N   = double(n[0]) * n[1] * n[2];
+        double       refMax = 0, xMax = 0;
+        for (auto v : ref)
+        {
+            refMax = std::max(refMax, std::abs(v));
+        }
+        for (auto v : x)
+        {
+            xMax = std::max(xMax, std::abs(v));
+        }
+        for (auto pg : processGrids())
+        {
+            const std::string what = label(n, pg, TransposeAlgorithm::Pairwise) + " with a real halo";
+            PencilFft3d       f(g_comm, n, pg, TransposeAlgorithm::Pairwise, FftPlanning::Estimate, halo);
+            const auto        s = f.realStart(), z = f.realSize();
+            const long        rowStride = n[2], planeStride = long(z[1] + halo[1]) * n[2];
+            const long        total     = long(z[0] + halo[0]) * planeStride;
+            EXPECT_EQ(f.realData() - f.realBuffer(), halo[0] * planeStride + halo[1] * rowStride) << what;
+            std::fill_n(f.realBuffer(), total, sentinel);
+            auto at = [&](int i, int j, int k) -> real& { return f.realData()[i * planeStride + j * rowStride + k]; };
+            for (int i = 0; i < z[0]; ++i)
+            {
+                for (int j = 0; j < z[1]; ++j)
+                {
+                    for (int k = 0; k < z[2]; ++k)
+                    {
+                        at(i, j, k) = real(x[(std::size_t(s[0] + i) * n[1] + s[1] + j) * n[2] + k]);
+                    }
+                }
+            }
+            f.forward();
+            const double err = allMax(maxComplexError(f, n, ref));
+            EXPECT_LE(err, 1e-10 * refMax) << what << ": forward differs from serial FFTW by " << err;
+            f.backward();
+            double backErr = 0;
+            long   touched = 0;
+            for (long q = 0; q < total; ++q)
+            {
+                const long i = q / planeStride, j = (q % planeStride) / rowStride, k = q % rowStride;
+                const bool inHalo = i < halo[0] || j < halo[1];
+                if (inHalo)
+                {
+                    touched += f.realBuffer()[q] != sentinel;
+                    continue;
+                }
+                const double e = x[(std::size_t(s[0] + i - halo[0]) * n[1] + s[1] + j - halo[1]) * n[2] + k] * N;
+                backErr        = std::max(backErr, std::abs(double(f.realBuffer()[q]) - e));
+            }
+            backErr = allMax(backErr);
+            EXPECT_LE(backErr, 1e-10 * N * xMax) << what << ": backward(forward(x)) != N x, error " << backErr;
+            EXPECT_EQ(allSum(touched), 0) << what << ": the transforms wrote into the halo";
+        }
+    }
+}
+
 TEST(PencilFft, AlgorithmsBitwiseIdentical)
 {
     for (auto n : kGrids)
