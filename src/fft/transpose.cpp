@@ -62,6 +62,8 @@
  */
 #include "fft/transpose.h"
 
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -481,7 +483,32 @@ void copyBox(const Complex* src, const Layout& srcLayout, Complex* dst, const La
             for (int kb = 0; kb < nk; kb += kTile)
             {
                 const int ke = std::min(nk, kb + kTile);
-                for (int j = jb; j < je; ++j)
+                int j = jb;
+                if constexpr (sizeof(Complex) == 8)
+                {
+                    // single precision: 2 x 2 blocks, a complex pair per
+                    // 128-bit load and store (bytes only: the same bits)
+                    for (; j + 1 < je; j += 2)
+                    {
+                        const Complex* s0 = so + j * sj;
+                        const Complex* s1 = s0 + sj;
+                        Complex*       dr = dO + j;
+                        int            k  = kb;
+                        for (; k + 1 < ke; k += 2)
+                        {
+                            const __m128d a = _mm_loadu_pd(reinterpret_cast<const double*>(s0 + k));
+                            const __m128d b = _mm_loadu_pd(reinterpret_cast<const double*>(s1 + k));
+                            _mm_storeu_pd(reinterpret_cast<double*>(dr + k * dk), _mm_unpacklo_pd(a, b));
+                            _mm_storeu_pd(reinterpret_cast<double*>(dr + (k + 1) * dk), _mm_unpackhi_pd(a, b));
+                        }
+                        for (; k < ke; ++k)
+                        {
+                            dr[k * dk]     = s0[k];
+                            dr[k * dk + 1] = s1[k];
+                        }
+                    }
+                }
+                for (; j < je; ++j)
                 {
                     const Complex* sr = so + j * sj;
                     Complex*       dr = dO + j;
