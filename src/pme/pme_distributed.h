@@ -141,7 +141,7 @@ private:
     static constexpr size_t kAtomFBytes        = 3 * sizeof(real);
     std::unique_ptr<comm::Exchange> redistX_, redistF_;
     int                             plannedAtoms_ = -1;
-    std::vector<std::byte*>         sendCursor_; // per send link: where its next atom goes
+    std::vector<std::byte*>         sendCursor_; // per send link: where its atoms start (after the header)
     std::vector<int>                sendPeers_;  // X: other ranks sent to, ascending (F: received from)
     std::vector<int>                recvPeers_;  // X: other ranks received from, ascending (F: sent to)
     // per rank: its index in sendPeers_, kOwnLink for this rank itself when
