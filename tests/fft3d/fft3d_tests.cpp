@@ -109,6 +109,18 @@ void fillLocal(PencilFft3d& f, std::array<int, 3> n, const std::vector<double>& 
     }
 }
 
+/* The largest magnitude in v (the tolerances' scale). */
+template<typename T>
+double maxAbs(const std::vector<T>& v)
+{
+    double m = 0;
+    for (const auto& e : v)
+    {
+        m = std::max(m, double(std::abs(e)));
+    }
+    return m;
+}
+
 long complexCount(const PencilFft3d& f)
 {
     const auto z = f.complexSize();
@@ -219,15 +231,7 @@ TEST(PencilFft, MatchesSerialFftw)
         const auto   x     = globalInput(n);
         const auto   ref   = serialForward(n, x);
         const double N     = double(n[0]) * n[1] * n[2];
-        double       refMax = 0, xMax = 0;
-        for (auto v : ref)
-        {
-            refMax = std::max(refMax, std::abs(v));
-        }
-        for (auto v : x)
-        {
-            xMax = std::max(xMax, std::abs(v));
-        }
+        const double refMax = maxAbs(ref), xMax = maxAbs(x);
         for (auto pg : processGrids())
         {
             for (auto alg : kAlgorithms)
@@ -299,15 +303,7 @@ TEST(PencilFft, RealHaloKeepsTheTransformAndIsNotTouched)
         const auto   x   = globalInput(n);
         const auto   ref = serialForward(n, x);
         const double N   = double(n[0]) * n[1] * n[2];
-        double       refMax = 0, xMax = 0;
-        for (auto v : ref)
-        {
-            refMax = std::max(refMax, std::abs(v));
-        }
-        for (auto v : x)
-        {
-            xMax = std::max(xMax, std::abs(v));
-        }
+        const double refMax = maxAbs(ref), xMax = maxAbs(x);
         for (auto pg : processGrids())
         {
             const std::string what = label(n, pg, TransposeAlgorithm::Pairwise) + " with a real halo";
@@ -455,11 +451,7 @@ TEST(PencilFft, SiblingGroupsAtOnce)
     const std::array<int, 3> n{12, 10, 9};
     const auto               x   = globalInput(n);
     const auto               ref = serialForward(n, x);
-    double                   refMax = 0;
-    for (auto v : ref)
-    {
-        refMax = std::max(refMax, std::abs(v));
-    }
+    const double             refMax = maxAbs(ref);
     for (int round = 0; round < 3; ++round)
     {
         for (auto alg : kAlgorithms)
