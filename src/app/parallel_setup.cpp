@@ -176,11 +176,12 @@ ParallelSetup setUpParallelRun(const SystemInputs& in, const ParallelRequest& re
         s.transpose       = static_cast<TransposeAlgorithm>(chosen);
         howTranspose = "automatic: the faster of pairwise and rma (no collective call) timed at start-up";
     }
-    s.description = fmt::format("PME: {} ({}); pencil grid {}x{} on {} rank{}, grid {}x{}x{}; 3D-FFT transposes: {} ({})",
+    // one process row: slabs, with the column transpose only (pencil_fft.h)
+    s.description = fmt::format("PME: {} ({}); {} grid {}x{} on {} rank{}, grid {}x{}x{}; 3D-FFT transposes: {} ({})",
                                 s.layout.npme == 0 ? std::string("on every rank (--npme 0)")
                                                    : fmt::format("{} separate PME rank{} (--npme {})", s.layout.npme,
                                                                  s.layout.npme > 1 ? "s" : "", s.layout.npme),
-                                why, pencils[0], pencils[1], pmeRanks, pmeRanks > 1 ? "s" : "", grid.n[0], grid.n[1],
+                                why, pencils[1] == 1 ? "slab" : "pencil", pencils[0], pencils[1], pmeRanks, pmeRanks > 1 ? "s" : "", grid.n[0], grid.n[1],
                                 grid.n[2], transposeAlgorithmName(s.transpose), howTranspose);
     return s;
 }
