@@ -13,6 +13,11 @@
  * stride: r2c / c2r along z (R <-> A), c2c along y (B, in place), c2c along
  * x (C, in place). Plans (FFTW_ESTIMATE, or FFTW_MEASURE when asked) and
  * buffers are made once.
+ *
+ * Slabs (Py = 1): A already holds all of y, so R -> A is one 2D r2c per x
+ * plane, A <-> C the column transpose, and there is no B. R may sit inside
+ * a halo (realHalo): its rows are then not evenly spaced, and the z passes
+ * take FFTW's guru interface (pencils) or embedded planes (slabs).
  */
 #include "fft/pencil_fft.h"
 
