@@ -267,6 +267,10 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
                                               nullptr, 1, n[1] * m.nzc, flags);
         m.c2r = PUTMD_FFTW(plan_many_dft_c2r)(2, yz, howX, fftwPtr(m.adata), nullptr, 1, n[1] * m.nzc, m.rdata,
                                               embed, 1, int(planeStride), flags);
+        if (m.r2c == nullptr || m.c2r == nullptr)
+        {
+            throw std::runtime_error("pencil FFT: FFTW could not make a plan");
+        }
     }
     // Pencils: 1D FFTs along the contiguous axis of each stage; none where
     // the local block is empty.
@@ -310,8 +314,7 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
             m.xBwd  = PUTMD_FFTW(plan_many_dft)(1, &nx, howX, c, nullptr, 1, nx, c, nullptr, 1, nx, FFTW_BACKWARD,
                                                flags);
         }
-        if ((howX > 0 && (m.xFwd == nullptr || m.xBwd == nullptr))
-            || (m.slab && m.realBox.size[0] > 0 && (m.r2c == nullptr || m.c2r == nullptr)))
+        if (howX > 0 && (m.xFwd == nullptr || m.xBwd == nullptr))
         {
             throw std::runtime_error("pencil FFT: FFTW could not make a plan");
         }
@@ -326,11 +329,16 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
     }
 
     // Transposes: row (peer k = (i, k)) and column (peer k = (k, j)).
+    // Slabs have no row transpose (every rank makes the same choice, so
+    // the transports' collective set-up stays matched).
     const int i = m.ci, j = m.cj;
-    m.rowFwd    = fft::makeTransposePlan(m.py, j, [&](int k) { return m.layoutA(i, k); },
-                                         [&](int k) { return m.layoutB(i, k); });
-    m.rowBwd    = fft::makeTransposePlan(m.py, j, [&](int k) { return m.layoutB(i, k); },
-                                         [&](int k) { return m.layoutA(i, k); });
+    if (!m.slab)
+    {
+        m.rowFwd = fft::makeTransposePlan(m.py, j, [&](int k) { return m.layoutA(i, k); },
+                                          [&](int k) { return m.layoutB(i, k); });
+        m.rowBwd = fft::makeTransposePlan(m.py, j, [&](int k) { return m.layoutB(i, k); },
+                                          [&](int k) { return m.layoutA(i, k); });
+    }
     // the column transpose starts from y-pencils, or from the slab itself
     auto beforeColumn = [&](int k) { return m.slab ? m.layoutA(k, j) : m.layoutB(k, j); };
     m.colFwd = fft::makeTransposePlan(m.px, i, beforeColumn, [&](int k) { return m.layoutC(k, j); });
@@ -344,7 +352,10 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
     {
         colRanks[k] = k * m.py + j;
     }
-    m.row = fft::makeTransport(alg, m.rowComm, comm, {&m.rowFwd, &m.rowBwd}, rowRanks, "row");
+    if (!m.slab)
+    {
+        m.row = fft::makeTransport(alg, m.rowComm, comm, {&m.rowFwd, &m.rowBwd}, rowRanks, "row");
+    }
     m.col = fft::makeTransport(alg, m.colComm, comm, {&m.colFwd, &m.colBwd}, colRanks, "column");
 }
 
