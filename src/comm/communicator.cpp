@@ -12,9 +12,9 @@
  * of MPI_COMM_WORLD, or for a sub-communicator the result of split()). Each
  * helper counts one collective in its phase on every call, also on a single
  * rank (where it is the identity), so the counts do not depend on the rank
- * count. sumInRankOrder gathers every rank's values (MPI_Allgather) and adds
- * them in rank order on every rank: the same bits everywhere, whatever the
- * MPI library's reduction algorithm.
+ * count. sumInRankOrder gathers every rank's values (allGather,
+ * MPI_Allgather) and adds them in rank order on every rank: the same bits
+ * everywhere, whatever the MPI library's reduction algorithm.
  *
  * split() is MPI_Comm_split with the parent's rank as key (ranks keep their
  * order); the new Impl records the world rank of each of its ranks
@@ -510,23 +510,37 @@ struct CollectiveTimer
 };
 } // namespace
 
-void Communicator::sumInRankOrder(Phase phase, std::span<double> values)
+std::vector<double> Communicator::allGather(Phase phase, std::span<const double> mine)
 {
     CollectiveTimer t(impl_->at(phase));
-    if (!impl_->mpi || values.empty())
+    if (!impl_->mpi)
     {
+        return {mine.begin(), mine.end()};
+    }
+    std::vector<double> all(mine.size() * static_cast<std::size_t>(impl_->size));
+    if (!mine.empty())
+    {
+        MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
+                      static_cast<int>(mine.size()), MPI_DOUBLE, impl_->comm);
+    }
+    return all;
+}
+
+void Communicator::sumInRankOrder(Phase phase, std::span<double> values)
+{
+    if (values.empty())
+    {
+        CollectiveTimer t(impl_->at(phase)); // counted on every call, as the other helpers
         return;
     }
-    const std::size_t   n = values.size();
-    std::vector<double> all(n * static_cast<std::size_t>(impl_->size));
-    MPI_Allgather(values.data(), static_cast<int>(n), MPI_DOUBLE, all.data(), static_cast<int>(n), MPI_DOUBLE,
-                  impl_->comm);
+    const std::vector<double> all = allGather(phase, values);
+    const std::size_t         n   = values.size();
     for (std::size_t i = 0; i < n; ++i)
     {
         double sum = all[i];
-        for (int r = 1; r < impl_->size; ++r)
+        for (std::size_t r = 1; r < all.size() / n; ++r)
         {
-            sum += all[static_cast<std::size_t>(r) * n + i];
+            sum += all[r * n + i];
         }
         values[i] = sum;
     }

@@ -183,6 +183,9 @@ public:
      * (allgather, then sum), so every rank gets the same bits and the result
      * does not depend on the MPI library's reduction algorithm. */
     void   sumInRankOrder(Phase phase, std::span<double> values);
+    /* Every rank's values, rank after rank, on every rank (each rank gives
+     * the same number of them). */
+    std::vector<double> allGather(Phase phase, std::span<const double> mine);
     long   maxLong(Phase phase, long value);
     long   sumLong(Phase phase, long value);
     /* Concatenation of every rank's bytes in rank order on rank 0 (empty

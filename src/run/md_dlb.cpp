@@ -63,14 +63,21 @@ double MdRun::dlbWork() const
     return s;
 }
 
-/* Every rank's work in the window that ends now, then the summed wall time. */
+/* Every rank's work in the window that ends now, then the summed wall time
+ * (added in rank order: the same bits on every rank). Two values a rank are
+ * gathered, not a vector of all ranks' slots summed: that was P + 1 values
+ * from each of P ranks (8 MB a rank at 1,024 simulated ranks). */
 std::vector<double> MdRun::exchangeDlbLoads()
 {
-    const int           n = comm_->size();
-    std::vector<double> loads(n + 1, 0.0);
-    loads[comm_->rank()] = atomsAsLoad() ? dlbWork() : dlbWork() - dlb_.workMark;
-    loads[n]             = clockSeconds() - dlb_.wallMark;
-    comm_->sumInRankOrder(comm::Phase::Setup, loads);
+    const int    n       = comm_->size();
+    const double mine[2] = { atomsAsLoad() ? dlbWork() : dlbWork() - dlb_.workMark, clockSeconds() - dlb_.wallMark };
+    const std::vector<double> all = comm_->allGather(comm::Phase::Setup, mine);
+    std::vector<double>       loads(n + 1);
+    for (int r = 0; r < n; r++)
+    {
+        loads[r] = all[2 * r];
+        loads[n] = r == 0 ? all[1] : loads[n] + all[2 * r + 1];
+    }
     return loads;
 }
 

@@ -420,6 +420,15 @@ TEST(Comm, SumInRankOrderIsTheSameBitsEverywhere)
     g_comm->sumInRankOrder(Phase::Energies, v);
     EXPECT_EQ(g_comm->stats(Phase::Energies).collectives, before + 1);
     EXPECT_EQ(std::memcmp(v.data(), expect.data(), v.size() * sizeof(double)), 0);
+    // allGather: rank r's two values at 2r, 2r + 1 on every rank
+    const double        two[2] = {0.5 * me, -1.0 / (me + 1)};
+    std::vector<double> both   = g_comm->allGather(Phase::Energies, two);
+    ASSERT_EQ(both.size(), 2u * n);
+    for (int r = 0; r < n; ++r)
+    {
+        EXPECT_EQ(both[2 * r], 0.5 * r);
+        EXPECT_EQ(both[2 * r + 1], -1.0 / (r + 1));
+    }
     // Every rank's bits on rank 0.
     auto all = g_comm->gatherToRoot(Phase::Energies, std::as_bytes(std::span<const double>(v)));
     if (me == 0)
