@@ -17,6 +17,7 @@
 #include "app/input_options.h"
 #include "app/npme_trial.h"
 #include "app/parallel_setup.h"
+#include "app/shared_inputs.h"
 #include "comm/communicator.h"
 #include "comm/link_probe.h"
 #include "io/text.h"
@@ -223,7 +224,8 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
                            + (ranks == 1 ? " rank" : " ranks") + " on this machine";
     }
     installStopSignalHandlers();
-    SystemInputs in = loadSystem(paths);
+    const std::shared_ptr<const SystemInputs> inputs = loadSystemForRank(paths);
+    const SystemInputs&                       in     = *inputs;
     for (const auto& w : in.warnings)
     {
         std::cerr << "warning: " << w << "\n";

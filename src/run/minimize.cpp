@@ -54,7 +54,7 @@ void projectForces(const Constraints& c, const std::vector<RVec>& x, const Box& 
 
 } // namespace
 
-MinimizeResult minimize(SystemInputs& in, const RunOptions& options)
+MinimizeResult minimize(const SystemInputs& in, const RunOptions& options)
 {
     const MdpOptions& mdp = in.mdp;
     const Topology&   top = in.topology;

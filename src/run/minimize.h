@@ -30,6 +30,6 @@ struct MinimizeResult
     int    maxForceAtom = -1;
 };
 
-MinimizeResult minimize(SystemInputs& inputs, const RunOptions& options);
+MinimizeResult minimize(const SystemInputs& inputs, const RunOptions& options);
 
 } // namespace putmd
