@@ -137,14 +137,19 @@ void copyAtoms(const Topology& g, const std::vector<int>& atoms, int count, Topo
 void DomainDecomposition::buildLocalTopology(const Box& box)
 {
     const int nl = numLocal();
-    if (reverseStart_[0].empty())
+    if (!reverseBuilt_)
     {
+        reverseBuilt_ = true;
         ListedInteractions unused;
         forEachListedType(global_.listed, unused, [&](int t, const auto& all, auto&) {
             using T        = typename std::decay_t<decltype(all)>::value_type;
             auto& start    = reverseStart_[t];
             auto& index    = reverse_[t];
             const auto f0  = AtomFields<T>::f[0];
+            if (all.empty())
+            {
+                return; // no index of the whole system's atoms for a type the system lacks
+            }
             start.assign(global_.numAtoms + 1, 0);
             for (const auto& it : all)
             {
@@ -211,7 +216,7 @@ void DomainDecomposition::buildLocalTopology(const Box& box)
         using T             = typename std::decay_t<decltype(all)>::value_type;
         constexpr auto& fs  = AtomFields<T>::f;
         local.clear();
-        for (int a = 0; a < nl; a++)
+        for (int a = 0; a < nl && !all.empty(); a++)
         {
             const int gi = globalIndex_[a];
             for (int r = reverseStart_[t][gi]; r < reverseStart_[t][gi + 1]; r++)
