@@ -26,18 +26,6 @@ struct PotentialDerivatives
     double md1 = 0, d2 = 0, md3 = 0;
 };
 
-/* Atoms that move and interact alike; count is how many there are. */
-struct AtomKind
-{
-    double mass        = 0;
-    int    ljType      = 0;
-    double charge      = 0;
-    bool   constrained = false;
-    double partnerMass = 0; // heaviest constraint partner
-    double partnerDist = 0; // constraint length to it
-    double count       = 0;
-};
-
 /* Displacement variances of one kind: rotation about the constraint
  * partner (2D) and motion of the pair's centre of mass or the atom (3D). */
 struct KindVariance
@@ -98,38 +86,6 @@ void findConstraintPartners(const Topology& top, std::vector<double>& partnerMas
         partnerMass[s.h2] = top.mass[s.o];
         partnerDist[s.h2] = s.doh;
     }
-}
-
-std::vector<AtomKind> atomKinds(const Topology& top)
-{
-    std::vector<double> partnerMass, partnerDist;
-    findConstraintPartners(top, partnerMass, partnerDist);
-
-    using Key = std::tuple<double, int, double, bool, double, double>;
-    std::map<Key, AtomKind> kinds;
-    for (int i = 0; i < top.numAtoms; i++)
-    {
-        if (top.mass[i] == 0)
-        {
-            continue; // massless particles do not move on their own
-        }
-        AtomKind k;
-        k.mass        = top.mass[i];
-        k.ljType      = top.ljType[i];
-        k.charge      = top.charge[i];
-        k.constrained = partnerMass[i] > 0.4 * top.mass[i];
-        k.partnerMass = partnerMass[i];
-        k.partnerDist = partnerDist[i];
-        const Key key{ k.mass, k.ljType, k.charge, k.constrained, k.partnerMass, k.partnerDist };
-        auto      it = kinds.try_emplace(key, k).first;
-        it->second.count += 1;
-    }
-    std::vector<AtomKind> out;
-    for (const auto& [key, k] : kinds)
-    {
-        out.push_back(k);
-    }
-    return out;
 }
 
 /* kTfac = kB T t^2: divided by a mass it is the variance per dimension. */
@@ -334,11 +290,12 @@ struct DriftModel
     double time = 0; // nstlist dt, the period the drift is spread over
 };
 
-DriftModel makeDriftModel(const Topology& top, const MdpOptions& mdp, const Box& box, int nstlist, double temperature)
+DriftModel makeDriftModel(const Topology& top, const std::vector<AtomKind>& kinds, const MdpOptions& mdp, const Box& box,
+                          int nstlist, double temperature)
 {
     DriftModel m;
     m.top      = &top;
-    m.kinds    = atomKinds(top);
+    m.kinds    = kinds;
     m.rvdw     = mdp.rvdw;
     m.rcoulomb = mdp.rcoulomb;
     m.volume   = box.volume();
@@ -486,6 +443,39 @@ double effectiveRadiusIncrease(PairListSetup setup, double density)
 
 } // namespace
 
+std::vector<AtomKind> atomKinds(const Topology& top)
+{
+    std::vector<double> partnerMass, partnerDist;
+    findConstraintPartners(top, partnerMass, partnerDist);
+
+    using Key = std::tuple<double, int, double, bool, double, double>;
+    std::map<Key, AtomKind> kinds;
+    for (int i = 0; i < top.numAtoms; i++)
+    {
+        if (top.mass[i] == 0)
+        {
+            continue; // massless particles do not move on their own
+        }
+        AtomKind k;
+        k.mass        = top.mass[i];
+        k.ljType      = top.ljType[i];
+        k.charge      = top.charge[i];
+        k.constrained = partnerMass[i] > 0.4 * top.mass[i];
+        k.partnerMass = partnerMass[i];
+        k.partnerDist = partnerDist[i];
+        const Key key{ k.mass, k.ljType, k.charge, k.constrained, k.partnerMass, k.partnerDist };
+        auto      it = kinds.try_emplace(key, k).first;
+        it->second.count += 1;
+    }
+    std::vector<AtomKind> out;
+    for (const auto& [key, k] : kinds)
+    {
+        out.push_back(k);
+    }
+    return out;
+}
+
+
 double maxReferenceTemperature(const MdpOptions& mdp)
 {
     if (!isDynamics(mdp))
@@ -528,12 +518,18 @@ double initialTemperature(const Topology& top, const std::vector<DVec>& v, doubl
 double estimateDriftPerAtom(const Topology& top, const MdpOptions& mdp, const Box& box, int nstlist,
                             double referenceTemperature, double rlist, PairListSetup setup)
 {
-    const DriftModel m = makeDriftModel(top, mdp, box, nstlist, referenceTemperature);
+    const DriftModel m = makeDriftModel(top, atomKinds(top), mdp, box, nstlist, referenceTemperature);
     return driftPerAtom(m, rlist, setup);
 }
 
 double estimateRlist(const Topology& top, const MdpOptions& mdp, const Box& box, int nstlist,
                      double referenceTemperature, PairListSetup setup)
+{
+    return estimateRlist(top, atomKinds(top), mdp, box, nstlist, referenceTemperature, setup);
+}
+
+double estimateRlist(const Topology& top, const std::vector<AtomKind>& kinds, const MdpOptions& mdp, const Box& box,
+                     int nstlist, double referenceTemperature, PairListSetup setup)
 {
     const double rc = cutoffOf(mdp);
     checkTolerance(mdp);
@@ -567,7 +563,7 @@ double estimateRlist(const Topology& top, const MdpOptions& mdp, const Box& box,
     {
         return rc * (1 + nveZeroTBuffer);
     }
-    const DriftModel m = makeDriftModel(top, mdp, box, nstlist, referenceTemperature);
+    const DriftModel m = makeDriftModel(top, kinds, mdp, box, nstlist, referenceTemperature);
     return bufferedRlist(m, mdp.verletBufferTolerance, setup);
 }
 
@@ -575,9 +571,10 @@ VerletBufferResult chooseNstlistAndRlist(const Topology& top, const MdpOptions& 
                                          double referenceTemperature, PairListSetup setup, double listGrowth)
 {
     const double listFactorOk = listGrowth;
+    const std::vector<AtomKind> kinds = atomKinds(top); // once for every nstlist tried
     VerletBufferResult r;
     r.nstlist = mdp.nstlist;
-    r.rlist   = estimateRlist(top, mdp, box, mdp.nstlist, referenceTemperature, setup);
+    r.rlist   = estimateRlist(top, kinds, mdp, box, mdp.nstlist, referenceTemperature, setup);
     if (r.rlist >= maxCutoff(box))
     {
         throw InputError(mdp.where("nstlist"),
@@ -618,7 +615,7 @@ VerletBufferResult chooseNstlistAndRlist(const Topology& top, const MdpOptions& 
 
     // the pair list may grow by listFactorOk (at most + margin) over that
     // of nstlist 10, in volume including the cluster overhang
-    const double rlistRef = estimateRlist(top, mdp, box, referenceNstlist, referenceTemperature, setup);
+    const double rlistRef = estimateRlist(top, kinds, mdp, box, referenceNstlist, referenceTemperature, setup);
     const double inc      = effectiveRadiusIncrease(setup, top.numAtoms / box.volume());
     const double rlistOk  = (rlistRef + inc) * std::cbrt(listFactorOk) - inc;
     const double rlistMax = (rlistRef + inc) * std::cbrt(listFactorOk + listFactorMargin) - inc;
@@ -631,7 +628,7 @@ VerletBufferResult chooseNstlistAndRlist(const Topology& top, const MdpOptions& 
         {
             continue;
         }
-        const double rlistNew = estimateRlist(top, mdp, box, tryNstlist, referenceTemperature, setup);
+        const double rlistNew = estimateRlist(top, kinds, mdp, box, tryNstlist, referenceTemperature, setup);
         if (rlistNew >= maxCutoff(box) || rlistNew > rlistMax)
         {
             break; // stay with the previous value

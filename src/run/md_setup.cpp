@@ -397,9 +397,10 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
     {
         auto   cube      = [](double r) { return (r + 0.3) * (r + 0.3) * (r + 0.3); };
         double bestCost  = cube(s.rlist); // no pruning
+        const std::vector<AtomKind> kinds = atomKinds(top); // once for every interval tried
         for (int n = 2; n < s.nstlist; n++)
         {
-            const double inner = estimateRlist(top, forBuffer, box, n, refT, listSetup);
+            const double inner = estimateRlist(top, kinds, forBuffer, box, n, refT, listSetup);
             const double cost  = cube(inner) + 0.15 * cube(s.rlist) / n;
             if (inner < s.rlist && cost < bestCost)
             {
