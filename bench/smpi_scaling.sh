@@ -21,9 +21,9 @@
 # EXTRA_ARGS adds options to every run (e.g. "--fft-transpose pairwise",
 # which at 256 simulated ranks skips a start-up spent creating the windows
 # that time the rma transposes).
-# Memory: every simulated rank holds the whole input, and all of them live
-# in this one process: about 55 MB a rank for water-spce-96k (64 ranks
-# about 3.5 GB, 256 about 14 GB).
+# Memory: all simulated ranks live in this one process; they share rank
+# 0's copy of the inputs (src/app/shared_inputs.h): water-spce-96k takes
+# about 1.5 GB at 128 ranks and 3.1 GB at 256 (docs/scaling.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 platforms=${1:-gbe ib-fattree}

@@ -475,7 +475,6 @@ std::vector<AtomKind> atomKinds(const Topology& top)
     return out;
 }
 
-
 double maxReferenceTemperature(const MdpOptions& mdp)
 {
     if (!isDynamics(mdp))
