@@ -23,7 +23,7 @@
 # that time the rma transposes).
 # Memory: all simulated ranks live in this one process; they share rank
 # 0's copy of the inputs (src/app/shared_inputs.h): water-spce-96k takes
-# about 1.5 GB at 128 ranks and 3.1 GB at 256 (docs/scaling.md).
+# about 1.5 GB at 128 ranks and 2.8 GB at 256 (docs/scaling.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 platforms=${1:-gbe ib-fattree}
