@@ -528,11 +528,6 @@ std::vector<double> Communicator::allGather(Phase phase, std::span<const double>
 
 void Communicator::sumInRankOrder(Phase phase, std::span<double> values)
 {
-    if (values.empty())
-    {
-        CollectiveTimer t(impl_->at(phase)); // counted on every call, as the other helpers
-        return;
-    }
     const std::vector<double> all = allGather(phase, values);
     const std::size_t         n   = values.size();
     for (std::size_t i = 0; i < n; ++i)
