@@ -34,10 +34,18 @@ std::vector<ExchangeBase::PeerLinks> groupByPeer(const auto& links, int self)
 
 void waitRequests(std::vector<MPI_Request>& requests, const std::function<std::string()>& describe)
 {
+    std::vector<MPI_Status> statuses(requests.size());
+    waitRequests(requests, statuses, describe);
+}
+
+void waitRequests(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses,
+                  const std::function<std::string()>& describe)
+{
     if (requests.empty())
     {
         return;
     }
+    statuses.resize(requests.size());
 #if PUTMD_SMPI
     // simulated ranks: block, so that the simulator advances to the
     // messages' arrival instead of simulating every poll; one MPI_Wait per
@@ -45,9 +53,9 @@ void waitRequests(std::vector<MPI_Request>& requests, const std::function<std::s
     // requests again after each completion (quadratic in their number: at
     // 512 simulated ranks PME's redistribution posts about 130 a rank, and
     // the simulation spent most of its own time there)
-    for (auto& r : requests)
+    for (std::size_t i = 0; i < requests.size(); ++i)
     {
-        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MPI_Wait(&requests[i], &statuses[i]);
     }
     requests.clear();
     return;
@@ -56,7 +64,7 @@ void waitRequests(std::vector<MPI_Request>& requests, const std::function<std::s
     int    done = 0;
     while (true)
     {
-        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, statuses.data());
         if (done)
         {
             break;
@@ -228,14 +236,30 @@ void ExchangeBase::exchangeSizes()
         MPI_Isend(out[p].data(), static_cast<int>(out[p].size()), MPI_UINT64_T, sendPeers_[p].peer, kTagSizes,
                   planComm_, &requests[p]);
     }
-    // Receive from every sending peer in whatever order they arrive.
-    std::vector<bool> got(recvPeers_.size(), false);
-    std::size_t       remaining = recvPeers_.size();
-    std::size_t       next      = 0;
-    Waiter            waiter([&] {
-        for (std::size_t p = 0; p < recvPeers_.size(); ++p)
+    // Receive from every sending peer at once. The length of each message
+    // is known (a count, then one size per link this rank receives from
+    // that peer), so all receives are posted before the wait and nothing
+    // polls with MPI_Iprobe. (Under SimGrid's SMPI each failed probe is a
+    // simulated event and lengthens a sleep that all simulated ranks
+    // share: with a probe loop here, step 0 of 128 simulated ranks took
+    // 0.5 s of simulated time.) One slot more than expected catches a peer
+    // that sends one link too many with the message below; a peer that
+    // sends more than that is a truncated message, which MPI reports.
+    std::vector<std::vector<std::uint64_t>> in(recvPeers_.size());
+    std::vector<MPI_Request>                recvRequests(recvPeers_.size());
+    for (std::size_t p = 0; p < recvPeers_.size(); ++p)
+    {
+        in[p].resize(recvPeers_[p].links.size() + 2);
+        MPI_Irecv(in[p].data(), static_cast<int>(in[p].size()), MPI_UINT64_T, recvPeers_[p].peer, kTagSizes,
+                  planComm_, &recvRequests[p]);
+    }
+    std::vector<MPI_Status> statuses(recvPeers_.size());
+    waitRequests(recvRequests, statuses, [&] {
+        for (std::size_t p = 0; p < recvRequests.size(); ++p)
         {
-            if (!got[p])
+            int flag = 0;
+            MPI_Request_get_status(recvRequests[p], &flag, MPI_STATUS_IGNORE);
+            if (!flag)
             {
                 return describe("the plan (link sizes)", recvPeers_[p].peer, seq_)
                        + "; is the peer missing a send link to this rank, or not calling plan()?";
@@ -243,43 +267,22 @@ void ExchangeBase::exchangeSizes()
         }
         return std::string("nothing");
     });
-    while (remaining > 0)
+    for (std::size_t p = 0; p < recvPeers_.size(); ++p)
     {
-        const std::size_t p = next;
-        next                = (next + 1) % recvPeers_.size();
-        if (got[p])
-        {
-            continue;
-        }
-        // (MPI_Iprobe then MPI_Recv of that source and tag: only the main
-        // thread calls MPI, so nothing can take the probed message between
-        // the two; SimGrid's SMPI has no matched probe)
-        int        flag = 0;
-        MPI_Status status;
-        MPI_Iprobe(recvPeers_[p].peer, kTagSizes, planComm_, &flag, &status);
-        if (!flag)
-        {
-            waiter.poll();
-            continue;
-        }
         int count = 0;
-        MPI_Get_count(&status, MPI_UINT64_T, &count);
-        std::vector<std::uint64_t> in(static_cast<std::size_t>(count));
-        MPI_Recv(in.data(), count, MPI_UINT64_T, recvPeers_[p].peer, kTagSizes, planComm_, MPI_STATUS_IGNORE);
+        MPI_Get_count(&statuses[p], MPI_UINT64_T, &count);
         const auto& links = recvPeers_[p].links;
-        if (in.empty() || in[0] != links.size())
+        if (count < 1 || in[p][0] != links.size() || static_cast<std::size_t>(count) != links.size() + 1)
         {
             fail("exchange #" + std::to_string(id_) + " (phase " + phaseName(phase_) + "): "
-                 + comm_.rankName(recvPeers_[p].peer) + " sends " + std::to_string(in.empty() ? 0 : in[0])
+                 + comm_.rankName(recvPeers_[p].peer) + " sends " + std::to_string(count < 1 ? 0 : in[p][0])
                  + " link(s) to this rank but this rank receives " + std::to_string(links.size())
                  + " link(s) from it");
         }
         for (std::size_t k = 0; k < links.size(); ++k)
         {
-            recvs_[links[k]].bytes = in[k + 1];
+            recvs_[links[k]].bytes = in[p][k + 1];
         }
-        got[p] = true;
-        remaining--;
     }
     waitRequests(requests, [&] { return describe("the plan (sizes) to be delivered", -1, seq_); });
 }

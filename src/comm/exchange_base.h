@@ -118,5 +118,8 @@ private:
 
 /* Post-and-wait helpers on a request list with the common waiting policy. */
 void waitRequests(std::vector<MPI_Request>& requests, const std::function<std::string()>& describe);
+/* The same, keeping each request's status (for the received counts). */
+void waitRequests(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses,
+                  const std::function<std::string()>& describe);
 
 } // namespace putmd::comm

@@ -5,8 +5,9 @@
  * ring exchange, --stall-at N makes it stop taking part; kill_test.sh checks
  * that the whole job then fails fast (the stall: after PUTMD_COMM_TIMEOUT,
  * with a message naming what was awaited). --send-size-too-large makes the
- * last rank ask for more than it planned, and CTest checks that the job
- * stops with the message.
+ * last rank ask for more than it planned, --plan-mismatch makes two ranks
+ * disagree on the links between them, and CTest checks that the job stops
+ * with the message.
  */
 #include "comm_harness.h"
 
@@ -228,6 +229,28 @@ int tooLargeRun()
     return 0;
 }
 
+/* --plan-mismatch: rank 0 plans two links to rank 1, which plans to
+ * receive one from it; rank 1 must stop the job naming both counts. */
+int planMismatchRun()
+{
+    const int me = g_comm->rank();
+    auto      ex = g_comm->makeExchange(Phase::Pme);
+    std::vector<SendLink> sends;
+    std::vector<int>      recvPeers;
+    if (me == 0)
+    {
+        sends = { { 1, 100 }, { 1, 200 } };
+    }
+    else if (me == 1)
+    {
+        recvPeers = { 0 };
+    }
+    ex->plan(sends, recvPeers);
+    g_comm->barrier(Phase::Setup);
+    std::printf("rank %d: the plan accepted a link count the peer does not send\n", me);
+    return 0;
+}
+
 class RankPrinter : public testing::EmptyTestEventListener
 {
     void OnTestPartResult(const testing::TestPartResult& r) override
@@ -249,6 +272,7 @@ int main(int argc, char** argv)
     int  killAt   = 0;
     bool stall    = false;
     bool tooLarge = false;
+    bool mismatch = false;
     for (int i = 1; i < argc; ++i)
     {
         const std::string a = argv[i];
@@ -265,6 +289,10 @@ int main(int argc, char** argv)
         else if (a == "--send-size-too-large")
         {
             tooLarge = true;
+        }
+        else if (a == "--plan-mismatch")
+        {
+            mismatch = true;
         }
         else if ((a == "--kill-at" || a == "--stall-at") && i + 1 < argc)
         {
@@ -288,6 +316,10 @@ int main(int argc, char** argv)
         if (tooLarge)
         {
             return tooLargeRun();
+        }
+        if (mismatch)
+        {
+            return planMismatchRun();
         }
         auto& listeners = testing::UnitTest::GetInstance()->listeners();
         if (comm.rank() != 0)
