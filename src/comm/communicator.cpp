@@ -218,6 +218,17 @@ void Communicator::abortJob(int code)
     std::exit(code);
 }
 
+void dupComm(MPI_Comm comm, MPI_Comm* out)
+{
+#if PUTMD_SMPI
+    smpi_bench_end();
+    MPI_Comm_dup(comm, out);
+    smpi_bench_begin();
+#else
+    MPI_Comm_dup(comm, out);
+#endif
+}
+
 MPI_Comm splitByMachine(MPI_Comm comm, int rank)
 {
     // PUTMD_COMM_NODE_SIZE=K: every K consecutive ranks of a machine count
@@ -336,7 +347,7 @@ Communicator::Communicator(Backend backend) : impl_(std::make_unique<Impl>())
         impl_->size = g_size;
         impl_->worldRanks.resize(static_cast<std::size_t>(g_size));
         std::iota(impl_->worldRanks.begin(), impl_->worldRanks.end(), 0);
-        MPI_Comm_dup(MPI_COMM_WORLD, &impl_->comm);
+        dupComm(MPI_COMM_WORLD, &impl_->comm);
         impl_->at(Phase::Setup).collectives++;
         if (backend == Backend::Shm)
         {

@@ -79,7 +79,7 @@ ExchangeBase::ExchangeBase(Communicator::Impl& comm, Phase phase) :
 {
     if (comm_.mpi)
     {
-        MPI_Comm_dup(comm_.comm, &planComm_);
+        dupComm(comm_.comm, &planComm_);
         comm_.at(Phase::Setup).collectives++;
     }
 }
