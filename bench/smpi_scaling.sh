@@ -18,6 +18,10 @@
 # over the whole run, per step), the parallel efficiency of the steady step
 # against the smallest rank count of the same platform, layout and backend,
 # and the seconds of the pair search (mostly step 0's set-up).
+# EAGER_LIMIT (bytes, default 65536) is smpirun.sh's -eager-limit: 0 makes
+# every send wait for its receive, which 1,024 simulated ranks need (SimGrid
+# 3.32 slows down with many eager messages in flight); compare rank counts
+# at one setting (docs/scaling.md measures both).
 # EXTRA_ARGS adds options to every run (e.g. "--fft-transpose pairwise",
 # which at 256 simulated ranks skips a start-up spent creating the windows
 # that time the rma transposes).
@@ -42,7 +46,7 @@ mdp=$system/md.mdp
 grep -v -i -E "^ *(nstcalcenergy|nstenergy|nstlog|nstxout-compressed|ld-seed) *=" "$mdp" > "$work/run.mdp"
 printf 'nstcalcenergy = 100\nnstenergy = 100\nnstlog = 0\nnstxout-compressed = 0\nld-seed = 2718\n' >> "$work/run.mdp"
 echo "CPU (simulated hosts compute as this one): $(lscpu | sed -n 's/^Model name: *//p'), kernel instruction set: $(grep -q avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)"
-echo "system: $(basename "$system"), $steps steps; SimGrid $(smpirun -version 2>/dev/null | head -1 | awk '{print $NF}')"
+echo "system: $(basename "$system"), $steps steps, eager limit ${EAGER_LIMIT:-65536} bytes; SimGrid $(smpirun -version 2>/dev/null | head -1 | awk '{print $NF}')"
 stage() { # log stage -> ms per step
     awk -v s="$2" -v n="$steps" '{ line = $0; sub(/^ +/, "", line)
         if (index(line, s " ") == 1 && substr(line, length(s) + 1) ~ /^ +[0-9]/) {
@@ -57,7 +61,7 @@ for p in $platforms; do
       for comm in $backends; do
         out=$work/$p-$n-$npme-$comm
         # (smpirun may exit 0 when a rank stopped with an error: no log then)
-        if ! "$root/tools/simgrid/smpirun.sh" -platform "$p" -np "$n" "$smpi" run -p "$system/topol.top" \
+        if ! "$root/tools/simgrid/smpirun.sh" -platform "$p" -np "$n" -eager-limit "${EAGER_LIMIT:-65536}" "$smpi" run -p "$system/topol.top" \
                -c "$system/conf.gro" -f "$work/run.mdp" -nsteps "$steps" --npme "$npme" --comm "$comm" \
                -deffnm "$out" ${EXTRA_ARGS:-} > "$out.out" 2>&1 || [[ ! -f $out.log ]]; then
             printf '%-11s %5s %5s %4s  failed: %s\n' "$p" "$n" "$npme" "$comm" "$(grep -m1 -E '^error|timed out' "$out.out" | cut -c1-200)"

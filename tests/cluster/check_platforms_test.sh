@@ -36,6 +36,7 @@ expect_error "too few hosts" "has no host node-4 \(and 3 more\).*node-0 \.\. nod
 expect_error "too few hosts, per host" "has no host node-4" -platform "$work/four.xml" -np 10 -per-host 2
 python3 "$tools/check_platform.py" "$work/four.xml" 4 || fail "8 ranks, 2 per host, on 4 hosts was rejected"
 expect_error "missing file" "platform 'nowhere' not found; valid: gbe, 10gbe, ib-fattree, torus" -platform nowhere -np 1
+expect_error "bad eager limit" "eager-limit '64k' is not a byte count; valid: 0 or more" -platform gbe -np 2 -eager-limit 64k
 expect_error "uncalibrated this-machine.xml" "this-machine.xml:[0-9]+: <cluster> bw=\"@BW@\" is a placeholder" -platform this-machine -np 2
 
 if [[ $failed -eq 0 ]]; then echo passed; else echo FAILED; fi

@@ -2,11 +2,19 @@
 # tools/simgrid/smpirun.sh — run putmd_smpi on a simulated cluster.
 #
 # usage: tools/simgrid/smpirun.sh -platform NAME|FILE -np N [-per-host K]
+#                                 [-eager-limit BYTES]
 #                                 [-- SMPIRUN_OPTIONS... --] PROGRAM ARGS...
 #   -platform  gbe, 10gbe, ib-fattree, torus (files in tools/simgrid/), or a
 #              platform file
 #   -np N      simulated ranks (at most 1024 on the shipped platforms)
 #   -per-host K  ranks per simulated host (default 1)
+#   -eager-limit BYTES  sends below BYTES complete without waiting for the
+#              receiver, as MPI's eager protocol (default 65536, SimGrid's
+#              smpi/send-is-detached-thresh); 0: every send waits for its
+#              receive (rendezvous). Use 0 from about 512 ranks: SimGrid 3.32
+#              keeps all eager messages in flight in one list that it scans
+#              at each completion, and 1,024 ranks stall in it
+#              (docs/scaling.md measures what the choice changes).
 #   PROGRAM    build-smpi/bin/putmd_smpi or putmd_smpi_d (cmake
 #              -DPUTMD_SMPI=ON), then its arguments as for putmd
 #
@@ -29,23 +37,25 @@
 # (MPI_Win_sync, a no-op in one address space) are hidden.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-platform="" np="" per=1 extra=()
+platform="" np="" per=1 eager=65536 extra=()
 die() { echo "smpirun.sh: $*" >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
     case $1 in
         -platform) platform=${2:?}; shift 2 ;;
         -np) np=${2:?}; shift 2 ;;
         -per-host) per=${2:?}; shift 2 ;;
+        -eager-limit) eager=${2:?}; shift 2 ;;
         --) shift; while [[ $# -gt 0 && $1 != -- ]]; do extra+=("$1"); shift; done
             [[ $# -gt 0 ]] || die "SMPIRUN_OPTIONS must end with '--'"; shift; break ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
-        -*) die "unknown option '$1'; valid: -platform, -np, -per-host, -- SMPIRUN_OPTIONS --" ;;
+        -h|--help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
+        -*) die "unknown option '$1'; valid: -platform, -np, -per-host, -eager-limit, -- SMPIRUN_OPTIONS --" ;;
         *) break ;;
     esac
 done
 [[ -n $platform ]] || die "-platform is required (gbe, 10gbe, ib-fattree, torus or a file)"
 [[ $np =~ ^[0-9]+$ && $np -ge 1 ]] || die "-np '$np' is not a rank count; valid: 1 or more"
 [[ $per =~ ^[0-9]+$ && $per -ge 1 ]] || die "-per-host '$per' is not a count; valid: 1 or more"
+[[ $eager =~ ^[0-9]+$ ]] || die "-eager-limit '$eager' is not a byte count; valid: 0 or more (default 65536)"
 [[ $# -gt 0 ]] || die "no program given (build-smpi/bin/putmd_smpi run ...)"
 file=$platform
 [[ -f $file ]] || file=$here/$platform.xml
@@ -58,6 +68,6 @@ trap 'rm -f "$hosts"' EXIT
 for ((r = 0; r < np; r++)); do echo "node-$((r / per))"; done > "$hosts"
 smpirun -np "$np" -platform "$file" -hostfile "$hosts" --cfg=smpi/host-speed:1Gf \
     --cfg=smpi/coll-selector:ompi --cfg=smpi/bcast:binomial_tree \
-    --cfg=smpi/test:1e-6 --cfg=smpi/iprobe:1e-6 \
+    --cfg=smpi/test:1e-6 --cfg=smpi/iprobe:1e-6 --cfg=smpi/send-is-detached-thresh:"$eager" \
     --log=smpi_mpi.thresh:error --log=xbt_cfg.thresh:warning --log=smpi_config.thresh:warning \
     "${extra[@]}" "$@"
