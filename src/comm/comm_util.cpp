@@ -58,7 +58,10 @@ void fail(const std::string& message)
 
 void Waiter::pollSlow()
 {
-    const auto now = std::chrono::steady_clock::now();
+    // the clock of putmd's timings (core/clock.h): under SMPI the simulated
+    // clock, since a simulation of many ranks may take minutes of real time
+    // for a wait of microseconds
+    const auto now = clockNow();
     if (polls_ == kSpins)
     {
         since_ = now;
