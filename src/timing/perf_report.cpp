@@ -243,16 +243,23 @@ double imbalancePercent(const Row& r)
     return r.avg > 0 ? 100 * (r.max / r.avg - 1) : 0;
 }
 
+/* The G-Cycles column: three decimals, none from a million on (long runs on
+ * many ranks), so that the number never runs into the next column. */
+std::string gcyclesField(double g)
+{
+    return g < 1e6 ? fmt::format(" {:>10.3f}", g) : fmt::format(" {:>10.0f}", g);
+}
+
 std::string rowLine(const std::string& name, const Row& r, int threads, double total)
 {
-    return fmt::format(" {:<28}{:>6}{:>8}{:>9}{:>12.3f}{:>11.3f}{:>7.1f}{:>10.3f}{:>10.3f}{:>8.1f}\n", name, r.ranks,
-                       threads, r.calls, r.avg, r.gcycles, total > 0 ? 100 * r.avg / total : 0.0, r.min, r.max,
+    return fmt::format(" {:<28}{:>6}{:>8}{:>9}{:>12.3f}{}{:>7.1f}{:>10.3f}{:>10.3f}{:>8.1f}\n", name, r.ranks, threads,
+                       r.calls, r.avg, gcyclesField(r.gcycles), total > 0 ? 100 * r.avg / total : 0.0, r.min, r.max,
                        imbalancePercent(r));
 }
 
 std::string plainLine(const std::string& name, double seconds, double gcycles, double total)
 {
-    return fmt::format(" {:<28}{:>6}{:>8}{:>9}{:>12.3f}{:>11.3f}{:>7.1f}\n", name, "", "", "", seconds, gcycles,
+    return fmt::format(" {:<28}{:>6}{:>8}{:>9}{:>12.3f}{}{:>7.1f}\n", name, "", "", "", seconds, gcyclesField(gcycles),
                        total > 0 ? 100 * seconds / total : 0.0);
 }
 
