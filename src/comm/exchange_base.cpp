@@ -239,12 +239,11 @@ void ExchangeBase::exchangeSizes()
     // Receive from every sending peer at once. The length of each message
     // is known (a count, then one size per link this rank receives from
     // that peer), so all receives are posted before the wait and nothing
-    // polls with MPI_Iprobe. (Under SimGrid's SMPI each failed probe is a
-    // simulated event and lengthens a sleep that all simulated ranks
-    // share: with a probe loop here, step 0 of 128 simulated ranks took
-    // 0.5 s of simulated time.) One slot more than expected catches a peer
-    // that sends one link too many with the message below; a peer that
-    // sends more than that is a truncated message, which MPI reports.
+    // polls with MPI_Iprobe (under SimGrid's SMPI each failed probe is a
+    // simulated event, with an injected sleep that grows with every failed
+    // probe of any simulated rank). One slot more than expected catches a
+    // peer that sends one link too many with the message below; a peer
+    // that sends more than that is a truncated message, which MPI reports.
     std::vector<std::vector<std::uint64_t>> in(recvPeers_.size());
     std::vector<MPI_Request>                recvRequests(recvPeers_.size());
     for (std::size_t p = 0; p < recvPeers_.size(); ++p)

@@ -5,8 +5,9 @@
  * then yields the core with sched_yield (tests run 8 ranks on 2 cores, and a
  * spinning rank would starve the very peer it waits for), then sleeps in
  * short naps. After PUTMD_COMM_TIMEOUT seconds (default 120; simulated
- * seconds in the SMPI build) without progress it prints what it was waiting for and stops the whole job, so
- * that a rank never hangs silently (implemented in comm_util.cpp).
+ * seconds in the SMPI build) without progress it prints what it was
+ * waiting for and stops the whole job, so that a rank never hangs silently
+ * (implemented in comm_util.cpp).
  */
 #pragma once
 
