@@ -32,20 +32,16 @@ std::vector<ExchangeBase::PeerLinks> groupByPeer(const auto& links, int self)
 }
 } // namespace
 
-void waitRequests(std::vector<MPI_Request>& requests, const std::function<std::string()>& describe)
+namespace
 {
-    std::vector<MPI_Status> statuses(requests.size());
-    waitRequests(requests, statuses, describe);
-}
-
-void waitRequests(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses,
-                  const std::function<std::string()>& describe)
+/* waitRequests' body; statuses: one per request, or nullptr to ignore them
+ * (the exchanges' per-step waits allocate nothing). */
+void waitAll(std::vector<MPI_Request>& requests, MPI_Status* statuses, const std::function<std::string()>& describe)
 {
     if (requests.empty())
     {
         return;
     }
-    statuses.resize(requests.size());
 #if PUTMD_SMPI
     // simulated ranks: block, so that the simulator advances to the
     // messages' arrival instead of simulating every poll; one MPI_Wait per
@@ -55,7 +51,7 @@ void waitRequests(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& s
     // the simulation spent most of its own time there)
     for (std::size_t i = 0; i < requests.size(); ++i)
     {
-        MPI_Wait(&requests[i], &statuses[i]);
+        MPI_Wait(&requests[i], statuses != nullptr ? &statuses[i] : MPI_STATUS_IGNORE);
     }
     requests.clear();
     return;
@@ -64,7 +60,8 @@ void waitRequests(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& s
     int    done = 0;
     while (true)
     {
-        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, statuses.data());
+        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
+                    statuses != nullptr ? statuses : MPI_STATUSES_IGNORE);
         if (done)
         {
             break;
@@ -72,6 +69,19 @@ void waitRequests(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& s
         waiter.poll();
     }
     requests.clear();
+}
+} // namespace
+
+void waitRequests(std::vector<MPI_Request>& requests, const std::function<std::string()>& describe)
+{
+    waitAll(requests, nullptr, describe);
+}
+
+void waitRequests(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses,
+                  const std::function<std::string()>& describe)
+{
+    statuses.resize(requests.size());
+    waitAll(requests, statuses.data(), describe);
 }
 
 ExchangeBase::ExchangeBase(Communicator::Impl& comm, Phase phase) :
