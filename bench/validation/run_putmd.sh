@@ -9,5 +9,5 @@ bin=${4:-$here/../../build/bin/putmd}
 mkdir -p "$out"; cd "$out"
 name=$(basename "$mdp" .mdp)
 conf=$sys/conf.gro; [ "$name" = em ] && conf=$sys/start.gro
-"$bin" run -p "$sys/topol.top" -c "$conf" -f "$mdp" -deffnm "$name" > "$name.out" 2>&1
+"$bin" run -nt 1 -p "$sys/topol.top" -c "$conf" -f "$mdp" -deffnm "$name" > "$name.out" 2>&1
 echo "done: $out/$name.csv"

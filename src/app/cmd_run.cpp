@@ -17,6 +17,7 @@
 #include "app/input_options.h"
 #include "app/npme_trial.h"
 #include "app/parallel_setup.h"
+#include "app/rank_layout.h"
 #include "app/shared_inputs.h"
 #include "comm/communicator.h"
 #include "comm/link_probe.h"
@@ -29,10 +30,7 @@
 namespace putmd
 {
 
-namespace
-{
-
-std::vector<OptionSpec> runOptions()
+std::vector<OptionSpec> runCommandOptions()
 {
     auto specs = inputFileOptions("starting coordinates (.gro), velocities used when present");
     specs.push_back({ "deffnm", "NAME", "output prefix: NAME.log, NAME.csv, NAME.xtc, NAME.trr, NAME.gro", "md" });
@@ -64,15 +62,19 @@ std::vector<OptionSpec> runOptions()
                       "dynamic load balancing: auto (on once the measured imbalance costs more than 5% of the step), "
                       "yes or no",
                       "auto" });
+    specs.push_back({ "ntmpi", "N",
+                      "ranks putmd starts itself on this machine through mpirun, when run without it: a count, auto "
+                      "(every layout of ranks x threads on this machine's cores timed at start-up and the fastest "
+                      "run, when the run is long enough; else one rank with threads) or measure (timed always); "
+                      "under mpirun the ranks are mpirun's",
+                      "auto" });
     specs.push_back({ "h", "", "print this help", "" });
     return specs;
 }
 
-} // namespace
-
 int runRunCommand(const std::vector<std::string>& args, const std::string& commandLine)
 {
-    const auto  specs = runOptions();
+    const auto  specs = runCommandOptions();
     const auto  opt   = parseOptions("run", specs, args);
     if (opt.has("h"))
     {
@@ -91,6 +93,26 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
             throw InputError("putmd run: -nsteps needs a non-negative integer, found '" + opt.get("nsteps") + "'");
         }
         run.nstepsOverride = *n;
+    }
+    if (!isNtmpiValue(opt.get("ntmpi")))
+    {
+        throw InputError("putmd run: -ntmpi '" + opt.get("ntmpi") + "' is not a rank count; valid: auto, measure or 1..1024");
+    }
+    if (comm::Communicator::startedByLauncher() && opt.get("ntmpi") != "auto")
+    {
+        throw InputError("putmd run: -ntmpi " + opt.get("ntmpi") + ": the launcher (mpirun) started "
+                         + std::to_string(comm::Communicator::worldSize())
+                         + (comm::Communicator::worldSize() == 1 ? " rank" : " ranks")
+                         + " and sets the layout; give the rank count to mpirun (-np N), or run putmd without "
+                           "mpirun and let -ntmpi start the ranks");
+    }
+    run.layoutChoice = rankLayoutReason();
+    if (run.layoutChoice.empty())
+    {
+        const int ranks  = comm::Communicator::worldSize();
+        run.layoutChoice = comm::Communicator::startedByLauncher()
+                                   ? std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks") + " started by the launcher"
+                                   : "1 rank";
     }
     const auto nt = tryParseInt(opt.get("nt"));
     if (!nt || *nt < 0 || *nt > 1024)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "app/rank_layout.h"
 #include "comm/communicator.h"
 #include "core/error.h"
 #include "core/real.h"
@@ -75,6 +76,20 @@ int main(int argc, char** argv)
     // would follow the high-water mark of the heap instead of the live data
     // (33k-atom rnase: 73 -> 56 MB peak; no measurable cost in speed).
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    // -ntmpi: a run started without mpirun may start its ranks itself (and
+    // then this process becomes the launcher), before MPI is initialised
+    if (argc > 1 && std::string(argv[1]) == "run")
+    {
+        try
+        {
+            putmd::chooseRankLayout(std::vector<std::string>(argv + 2, argv + argc));
+        }
+        catch (const putmd::InputError& e)
+        {
+            std::cerr << "error: " << e.what() << "\n";
+            return 1;
+        }
+    }
     putmd::comm::Communicator::initialize(&argc, &argv);
     return finish(dispatch(argc, argv));
 }

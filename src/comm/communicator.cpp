@@ -174,6 +174,11 @@ void Communicator::finalize()
     }
 }
 
+bool Communicator::startedByLauncher()
+{
+    return launchedByLauncher();
+}
+
 bool Communicator::parallel()
 {
     return g_parallel && !g_finalized;

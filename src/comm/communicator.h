@@ -123,6 +123,9 @@ public:
     static void initialize(int* argc, char*** argv);
     /* Finalise what initialize() started. */
     static void finalize();
+    /* True when a launcher (mpirun, oshrun, smpirun) started this process:
+     * its environment variables are present. Usable before initialize(). */
+    static bool startedByLauncher();
     /* True when running under a launcher with MPI initialised. */
     static bool parallel();
     /* Ranks in the job (1 without a launcher), without making a Communicator. */

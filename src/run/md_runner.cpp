@@ -388,6 +388,10 @@ void MdRun::writeHeader()
     log_->line("command: " + options_.commandLine);
     log_->line(fmt::format("system: {} ({} atoms), integrator {}, dt {} ps, nsteps {}", top_.systemName, top_.numAtoms,
                            enumName(mdp_.integrator), mdp_.dt, nsteps_));
+    if (!options_.layoutChoice.empty())
+    {
+        log_->line("layout: " + options_.layoutChoice);
+    }
     log_->line(fmt::format("threads: {} per rank ({}) for the nonbonded kernel, pair search, PME, listed forces, "
                            "SETTLE and update; LINCS and SHAKE on one",
                            options_.numThreads, options_.threadChoice.empty() ? "-nt" : options_.threadChoice));

@@ -35,6 +35,7 @@ struct RunOptions
     std::string commandLine;           // for the log
     int         numThreads = 1;        // -nt: threads per rank
     std::string threadChoice;          // how numThreads was chosen, for the log
+    std::string layoutChoice;          // how the rank count was chosen (-ntmpi), for the log
     std::string commChoice;            // how the backend was chosen (--comm), for the log
     double      maxHours   = -1;       // -maxh: stop at 99% of this wall time (-1: no limit)
     /* Ranks: with a communicator of several ranks (or -dd given) the run is
