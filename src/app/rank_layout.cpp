@@ -23,7 +23,6 @@
 
 #include "app/command_line.h"
 #include "app/commands.h"
-#include "app/npme_trial.h" // kStepsPerTrialStep
 #include "comm/communicator.h"
 #include "core/error.h"
 #include "io/mdp.h"
@@ -293,11 +292,11 @@ std::string reasonNotToMeasure(const ParsedOptions& opt, const std::string& mode
         nsteps = *n;
     }
     const long trialSteps = static_cast<long>(numLayouts) * kLayoutTrialRounds * kLayoutTrialSteps;
-    if (mode == "auto" && (nsteps < 0 || nsteps < kStepsPerTrialStep * trialSteps))
+    if (mode == "auto" && (nsteps < 0 || nsteps < kStepsPerLayoutTrialStep * trialSteps))
     {
         return fmt::format("a run of {} steps; the layouts are timed from {} steps on ({} times the trials' {} steps; "
                            "-ntmpi measure times them always)",
-                           nsteps, kStepsPerTrialStep * trialSteps, kStepsPerTrialStep, trialSteps);
+                           nsteps, kStepsPerLayoutTrialStep * trialSteps, kStepsPerLayoutTrialStep, trialSteps);
     }
     return "";
 }

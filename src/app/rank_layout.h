@@ -18,7 +18,7 @@
  *   best round (the first kWarmUpSteps left out, as the log's "Steady
  *   state" line does). The fastest layout runs, from step 0, and the
  *   reason, every layout's time, is printed and heads the run's log. Runs
- *   shorter than kStepsPerTrialStep times the trials' steps, continuations
+ *   shorter than kStepsPerLayoutTrialStep times the trials' steps, continuations
  *   (-cpi), minimisations, runs that set -nt or -dd and one-core machines
  *   are not timed: they run on one rank with threads (the layout that
  *   measured fastest on one machine so far, docs/performance.md), and the
@@ -41,6 +41,12 @@ namespace putmd
 
 constexpr int kLayoutTrialSteps  = 110; // per trial: kWarmUpSteps (10) left out, 100 timed
 constexpr int kLayoutTrialRounds = 2;
+/* -ntmpi auto times the layouts on runs of at least this many times the
+ * trials' steps. Each trial is a process with the run's whole start-up
+ * (rnase-amber-cubic: 1-2 s, as long as 150 of its steps), so the trials of
+ * 2 layouts cost about 1,000 of the run's steps on 2 cores: 2% of the
+ * threshold's 44,000. */
+constexpr long kStepsPerLayoutTrialStep = 100;
 
 /* Before MPI is initialised, in the process the user started. args: the
  * run command's arguments (after "run"). Returns when this process runs

@@ -12,7 +12,7 @@ Checks:
     `mpirun -np 2 putmd run -nt 1` with the same arguments, and its log
     says how its ranks were chosen;
   * -ntmpi auto on a short run is one rank with threads and says why it
-    did not measure;
+    did not measure; on a long one (stopped early by -maxh) it measures;
   * bad values, -ntmpi under mpirun, and a launcher that does not exist
     stop with a message naming what to change.
 Exit status 0 when everything holds.
@@ -124,6 +124,12 @@ if cores >= 2:
 log = run("short", [])
 if log is not None and not re.search(r"layout: 1 rank with threads, not timed .*-ntmpi auto.*a run of 20 steps", log):
     fail("a short run under -ntmpi auto should say why it did not measure: " + line(log, "layout: "))
+
+# auto on a long run measures: 100,000 steps stopped by -maxh after about 2 s
+if cores >= 2:
+    log = run("long", ["-maxh", "0.0005"], steps=100000)
+    if log is not None and not re.search(r"layout: \d+ ranks? x \d+ threads?, the fastest measured \(-ntmpi auto:", log):
+        fail("a long run under -ntmpi auto should time the layouts: " + line(log, "layout: "))
 
 # errors
 out = run("bad", ["-ntmpi", "two"], expect_fail=True)
