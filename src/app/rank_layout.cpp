@@ -27,6 +27,7 @@
 #include "core/error.h"
 #include "io/mdp.h"
 #include "io/text.h"
+#include "run/stop_request.h"
 
 namespace putmd
 {
@@ -173,12 +174,22 @@ int runChild(const std::vector<std::string>& argv, const std::string& outFile)
         {
             return 127;
         }
-        if (std::chrono::steady_clock::now() - start > std::chrono::seconds(kTrialTimeoutSeconds))
+        const bool stop = stopRequestCount() > 0;
+        if (stop || std::chrono::steady_clock::now() - start > std::chrono::seconds(kTrialTimeoutSeconds))
         {
             kill(pid, SIGTERM);
-            std::this_thread::sleep_for(std::chrono::seconds(5));
+            for (int i = 0; i < 250 && waitpid(pid, &status, WNOHANG) == 0; i++)
+            {
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            }
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
+            if (stop)
+            {
+                // the scratch directory goes with the exception (TrialDir)
+                throw InputError("putmd run: stopped by " + stopRequestReason()
+                                 + " while timing the layouts (-ntmpi); nothing was written");
+            }
             return 124;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -292,7 +303,8 @@ std::string reasonNotToMeasure(const ParsedOptions& opt, const std::string& mode
         nsteps = *n;
     }
     const long trialSteps = static_cast<long>(numLayouts) * kLayoutTrialRounds * kLayoutTrialSteps;
-    if (mode == "auto" && (nsteps < 0 || nsteps < kStepsPerLayoutTrialStep * trialSteps))
+    // nsteps -1: no end (as in GROMACS), long enough
+    if (mode == "auto" && nsteps >= 0 && nsteps < kStepsPerLayoutTrialStep * trialSteps)
     {
         return fmt::format("a run of {} steps; the layouts are timed from {} steps on ({} times the trials' {} steps; "
                            "-ntmpi measure times them always)",
@@ -407,6 +419,7 @@ void chooseRankLayout(const std::vector<std::string>& args)
         g_reason = "1 rank with threads, not timed against more ranks (-ntmpi " + mode + "): " + skip;
         return;
     }
+    installStopSignalHandlers(); // SIGINT, SIGTERM: stop the trial, remove the scratch directory
     std::cout << "putmd run: -ntmpi " << mode << ": timing " << layouts.size() << " layouts on " << cores
               << " cores, " << kLayoutTrialSteps << " steps each, " << kLayoutTrialRounds << " rounds\n";
     const std::string        self  = selfExecutable();

@@ -13,6 +13,8 @@ Checks:
     says how its ranks were chosen;
   * -ntmpi auto on a short run is one rank with threads and says why it
     did not measure; on a long one (stopped early by -maxh) it measures;
+  * SIGINT while the layouts are timed stops them and leaves nothing in
+    TMPDIR;
   * bad values, -ntmpi under mpirun, and a launcher that does not exist
     stop with a message naming what to change.
 Exit status 0 when everything holds.
@@ -130,6 +132,24 @@ if cores >= 2:
     log = run("long", ["-maxh", "0.0005"], steps=100000)
     if log is not None and not re.search(r"layout: \d+ ranks? x \d+ threads?, the fastest measured \(-ntmpi auto:", log):
         fail("a long run under -ntmpi auto should time the layouts: " + line(log, "layout: "))
+
+# SIGINT while the layouts are timed: the trial stops, nothing is left in TMPDIR
+if cores >= 2:
+    import signal
+    import time
+    sig_tmp = os.path.join(work, "sigtmp")
+    os.mkdir(sig_tmp)
+    cmd = [args.putmd, "run"] + inputs + ["-deffnm", os.path.join(work, "sig"), "-nsteps", "100000", "-ntmpi",
+                                          "measure"] + fixed
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=dict(env, TMPDIR=sig_tmp))
+    time.sleep(0.7)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    if os.listdir(sig_tmp):
+        fail("SIGINT during the trials left files in TMPDIR: " + ", ".join(os.listdir(sig_tmp)))
+    if "timing" in out and "the fastest measured" not in out and "stopped by SIGINT while timing the layouts" not in out:
+        fail("SIGINT during the trials should be reported: " + out[-500:])
 
 # errors
 out = run("bad", ["-ntmpi", "two"], expect_fail=True)
