@@ -22,6 +22,9 @@
 # every send wait for its receive, which 1,024 simulated ranks need (SimGrid
 # 3.32 slows down with many eager messages in flight); compare rank counts
 # at one setting (docs/scaling.md measures both).
+# PUTMD_SMPI_BINARY runs another build of putmd_smpi (default
+# build-smpi/bin/putmd_smpi); KEEP=DIR keeps every run's log there
+# (PLATFORM-RANKS-NPME-COMM.log) for its timing table.
 # EXTRA_ARGS adds options to every run (e.g. "--fft-transpose pairwise",
 # which at 256 simulated ranks skips a start-up spent creating the windows
 # that time the rma transposes).
@@ -35,7 +38,7 @@ counts=${2:-16 64}
 system=${3:-$root/tests/data/systems/water-spce-96k}
 steps=${4:-30}
 backends=${5:-p2p rma}
-smpi=$root/build-smpi/bin/putmd_smpi
+smpi=${PUTMD_SMPI_BINARY:-$root/build-smpi/bin/putmd_smpi}
 [[ -x $smpi ]] || { echo "smpi_scaling.sh: build $smpi first (cmake -S . -B build-smpi -DPUTMD_SMPI=ON)" >&2; exit 2; }
 export PUTMD_FFTW_PLAN=estimate
 work=$(mktemp -d)
@@ -70,6 +73,7 @@ for p in $platforms; do
         # pair search: with --npme 0 step 0's also sets up the PME
         # redistribution (0.2-0.5 s per rank on 16-64 simulated ranks,
         # 0.01-0.03 s with separate PME ranks), shown in seconds
+        [[ -z ${KEEP:-} ]] || { mkdir -p "$KEEP"; cp "$out.log" "$KEEP/"; }
         search=$(stage "$out.log" "Pair search")
         wall=$(awk -v n="$steps" '/^Wall time/ {printf "%.3f", $3 * 1000 / n}' "$out.log")
         # the steady state: the steps after the first pair-list window

@@ -26,7 +26,8 @@
  *      the sender's accumulate legally under the MPI-3 memory model;
  *   3. MPI_Win_sync on the data window, then the caller reads the regions
  *      with ordinary loads.
- * Flags and acks are written only with accumulates and read only with
+ * Flags and acks are written only with accumulates (puts under SimGrid,
+ * see writeControl) and read only with
  * fetch-and-op, so every concurrent access to them is atomic; data regions
  * are never written while their owner reads them (parity + ack).
  */
@@ -125,6 +126,26 @@ private:
         touched_[static_cast<std::size_t>(gen)] = true;
     }
 
+    /* A flag or an acknowledgement into peer's control block: an atomic
+     * write (accumulate with MPI_REPLACE), completed by the next flush.
+     * Under SimGrid (putmd_smpi) a put: SMPI 3.32 completes every
+     * MPI_Accumulate before returning (smpi_win.cpp flushes the target after
+     * each, a workaround for accumulate ordering it does not implement), so
+     * the flags to L peers cost L round trips one after the other, where an
+     * RMA library overlaps them; SMPI copies a put whole when it completes,
+     * and its fetch-and-op reads are copies too, so a put is as atomic there.
+     * The data and the results are the same either way. */
+    void writeControl(const std::uint64_t* value, int peer, std::size_t offset, int gen)
+    {
+#if PUTMD_SMPI
+        MPI_Put(value, 1, MPI_UINT64_T, peer, static_cast<MPI_Aint>(offset), 1, MPI_UINT64_T, arena().window(gen));
+#else
+        MPI_Accumulate(value, 1, MPI_UINT64_T, peer, static_cast<MPI_Aint>(offset), 1, MPI_UINT64_T, MPI_REPLACE,
+                       arena().window(gen));
+#endif
+        touch(gen);
+    }
+
     void startRemote(std::uint64_t seq) override
     {
         if (seq >= baseline_ + 3)
@@ -153,9 +174,7 @@ private:
         for (const auto& p : sendPeers_)
         {
             const ArenaBlock c = peerCtrl_[p.peer];
-            MPI_Accumulate(&flagValue_, 1, MPI_UINT64_T, p.peer, static_cast<MPI_Aint>(flagOffset(c, comm_.rank)), 1,
-                           MPI_UINT64_T, MPI_REPLACE, arena().window(c.gen));
-            touch(c.gen);
+            writeControl(&flagValue_, p.peer, flagOffset(c, comm_.rank), c.gen);
         }
         flushTouched();
     }
@@ -168,9 +187,7 @@ private:
             for (const auto& p : recvPeers_)
             {
                 const ArenaBlock c = peerCtrl_[p.peer];
-                MPI_Accumulate(&ackValue_, 1, MPI_UINT64_T, p.peer, static_cast<MPI_Aint>(ackOffset(c, comm_.rank)),
-                               1, MPI_UINT64_T, MPI_REPLACE, arena().window(c.gen));
-                touch(c.gen);
+                writeControl(&ackValue_, p.peer, ackOffset(c, comm_.rank), c.gen);
             }
             flushTouched();
         }
