@@ -52,7 +52,7 @@ public:
     std::complex<real>* complexData() { return complex_; }
     int                 complexNz() const { return nz_ / 2 + 1; }
 
-    void forward();  // real -> complex
+    void forward();  // real -> complex; leaves the real array undefined (FFTW_DESTROY_INPUT)
     void backward(); // complex -> real (unnormalised)
 
     /* FFTW's threads for both transforms (plans made again now; the data
