@@ -207,6 +207,12 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
         computePositionRestraints(lt.positionRestraints, lt.positionRestraintSettings, xLocal_, box, out.f,
                                   out.energies, vir);
     }
+    // The halo forces go home before the mesh (the design's step: return
+    // halo forces, then add PME's): the force halo is the first point
+    // where the ranks meet after their short-range work, so the ranks'
+    // difference in that work (imbalance, and a step's jitter) is waited
+    // for in its wait row, and the mesh starts with the ranks together.
+    dd_->haloForces(out.f, timers_);
     if (distributedPme_)
     {
         Timed t(timers_, Stage::PmeMesh);
@@ -217,9 +223,6 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
     {
         Timed t(timers_, Stage::PmeWaitF);
         out.energies.add(EnergyTerm::CoulRecip, pmeClient_->receive(std::span(out.f.data(), nh), vir));
-    }
-    {
-        dd_->haloForces(out.f, timers_);
     }
     // sites built across update groups (after the halo sum; they may be
     // built from the sites below, never the reverse)
