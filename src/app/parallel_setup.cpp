@@ -102,7 +102,7 @@ ParallelSetup setUpParallelRun(const SystemInputs& in, const ParallelRequest& re
         if (!transpose)
         {
             throw InputError("putmd run: --fft-transpose '" + request.transpose
-                             + "' is not an algorithm; valid: alltoallv, pairwise, rma, auto");
+                             + "' is not an algorithm; valid: alltoallv, pairwise, rma, shm (all PME ranks on one machine), auto");
         }
     }
     if (!isPme)

@@ -81,13 +81,15 @@ const char* transposeAlgorithmName(TransposeAlgorithm a)
         case TransposeAlgorithm::Alltoallv: return "alltoallv";
         case TransposeAlgorithm::Pairwise: return "pairwise";
         case TransposeAlgorithm::Rma: return "rma";
+        case TransposeAlgorithm::Shm: return "shm";
     }
     return "?";
 }
 
 std::optional<TransposeAlgorithm> parseTransposeAlgorithm(std::string_view s)
 {
-    for (auto a : {TransposeAlgorithm::Alltoallv, TransposeAlgorithm::Pairwise, TransposeAlgorithm::Rma})
+    for (auto a : {TransposeAlgorithm::Alltoallv, TransposeAlgorithm::Pairwise, TransposeAlgorithm::Rma,
+                   TransposeAlgorithm::Shm})
     {
         if (s == transposeAlgorithmName(a))
         {
@@ -120,6 +122,7 @@ struct PencilFft3d::Impl
     PUTMD_FFTW(plan) r2c = nullptr, c2r = nullptr, yFwd = nullptr, yBwd = nullptr, xFwd = nullptr, xBwd = nullptr;
 
     TransposePlan                   rowFwd, rowBwd, colFwd, colBwd;
+    std::unique_ptr<fft::SharedStageArrays> shared; // shm: A, B, C live here
     std::unique_ptr<fft::Transport> row, col;
 
     /* The layouts of rank (i, j). */
@@ -170,6 +173,7 @@ struct PencilFft3d::Impl
         // The transports (rma windows) go before the communicators they use.
         row.reset();
         col.reset();
+        const bool sharedArrays = shared != nullptr;
         int finalized = 1;
         if (rowComm != MPI_COMM_NULL || colComm != MPI_COMM_NULL)
         {
@@ -181,9 +185,13 @@ struct PencilFft3d::Impl
             MPI_Comm_free(&colComm);
         }
         PUTMD_FFTW(free)(rbuf);
-        PUTMD_FFTW(free)(adata);
-        PUTMD_FFTW(free)(bdata);
-        PUTMD_FFTW(free)(cdata);
+        if (!sharedArrays)
+        {
+            PUTMD_FFTW(free)(adata);
+            PUTMD_FFTW(free)(bdata);
+            PUTMD_FFTW(free)(cdata);
+        }
+        shared.reset(); // its window lives on the caller's communicator
     }
 };
 
@@ -248,9 +256,25 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
     m.rsize = long(m.realBox.size[0] + m.halo[0]) * planeStride;
     m.rbuf  = allocate<real>(m.rsize);
     m.rdata = m.rbuf + m.halo[0] * planeStride + m.halo[1] * rowStride;
-    m.adata = allocate<Complex>(m.la.box.volume());
-    m.bdata = allocate<Complex>(m.lb.box.volume());
-    m.cdata = allocate<Complex>(m.lc.box.volume());
+    if (alg == TransposeAlgorithm::Shm && comm != MPI_COMM_NULL)
+    {
+        if (!fft::allOnOneMachine(comm))
+        {
+            throw std::invalid_argument("pencil FFT: the shm transposes need every rank of the FFT on one machine "
+                                        "(shared memory); use pairwise or rma across machines");
+        }
+        m.shared = std::make_unique<fft::SharedStageArrays>(
+                comm, std::array<long, 3>{ m.la.box.volume(), m.lb.box.volume(), m.lc.box.volume() });
+        m.adata = m.shared->mine(0);
+        m.bdata = m.shared->mine(1);
+        m.cdata = m.shared->mine(2);
+    }
+    else
+    {
+        m.adata = allocate<Complex>(m.la.box.volume());
+        m.bdata = allocate<Complex>(m.lb.box.volume());
+        m.cdata = allocate<Complex>(m.lc.box.volume());
+    }
     std::fill_n(m.rbuf, std::max(1L, m.rsize), real(0));
     std::fill_n(m.adata, std::max(1L, m.la.box.volume()), Complex(0));
     std::fill_n(m.bdata, std::max(1L, m.lb.box.volume()), Complex(0));
@@ -354,9 +378,9 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
     }
     if (!m.slab)
     {
-        m.row = fft::makeTransport(alg, m.rowComm, comm, {&m.rowFwd, &m.rowBwd}, rowRanks, "row");
+        m.row = fft::makeTransport(alg, m.rowComm, comm, {&m.rowFwd, &m.rowBwd}, rowRanks, "row", m.shared.get(), 0);
     }
-    m.col = fft::makeTransport(alg, m.colComm, comm, {&m.colFwd, &m.colBwd}, colRanks, "column");
+    m.col = fft::makeTransport(alg, m.colComm, comm, {&m.colFwd, &m.colBwd}, colRanks, "column", m.shared.get(), 1);
 }
 
 PencilFft3d::~PencilFft3d() = default;
@@ -463,8 +487,12 @@ TransposeAlgorithm PencilFft3d::chooseFastest(MPI_Comm comm, std::array<int, 3> 
     // shared machine hits all alike. The
     // time of a pair is the slowest rank's (so every rank sees the same
     // numbers and makes the same choice); the score is the median.
-    const TransposeAlgorithm algs[] = {TransposeAlgorithm::Pairwise, TransposeAlgorithm::Rma};
-    constexpr int            kAlgs  = 2;
+    std::vector<TransposeAlgorithm> algs = {TransposeAlgorithm::Pairwise, TransposeAlgorithm::Rma};
+    if (fft::allOnOneMachine(comm))
+    {
+        algs.push_back(TransposeAlgorithm::Shm);
+    }
+    const int kAlgs = static_cast<int>(algs.size());
     std::vector<std::unique_ptr<PencilFft3d>> ffts;
     for (auto alg : algs)
     {

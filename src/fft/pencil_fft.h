@@ -29,9 +29,14 @@
  *   pairwise  — an ordered schedule of p-1 rounds, one MPI_Sendrecv each;
  *   rma       — MPI-3 passive-target puts into windows allocated once, with
  *               per-origin ready flags (sequence numbers) and unpacking in
- *               arrival order (see pencil_fft.cpp for the protocol).
- * chooseFastest() measures the two that make no collective call (pairwise,
- * rma) at start-up and returns the faster: an MD step makes none.
+ *               arrival order (see transpose.cpp for the protocol);
+ *   shm       — the stage arrays of all ranks in one shared-memory window
+ *               (all ranks on one machine); each rank copies its peers'
+ *               blocks straight from their arrays (no packing, no put),
+ *               after a ready flag per rank and execution.
+ * chooseFastest() measures those that make no collective call (pairwise,
+ * rma, and shm where all ranks share a machine) at start-up and returns the
+ * fastest: an MD step makes none.
  *
  * comm == MPI_COMM_NULL is the serial mode: one rank, no MPI call at all.
  * See docs/distributed-fft.md.
@@ -57,10 +62,11 @@ enum class TransposeAlgorithm
 {
     Alltoallv,
     Pairwise,
-    Rma
+    Rma,
+    Shm
 };
 
-/* "alltoallv", "pairwise", "rma". */
+/* "alltoallv", "pairwise", "rma", "shm". */
 const char* transposeAlgorithmName(TransposeAlgorithm a);
 /* The inverse of transposeAlgorithmName(); nullopt for anything else. */
 std::optional<TransposeAlgorithm> parseTransposeAlgorithm(std::string_view s);
@@ -142,7 +148,8 @@ public:
     void                resetStats();
     TransposeAlgorithm  algorithm() const;
 
-    /* auto: build a plan per collective-free algorithm (pairwise, rma),
+    /* auto: build a plan per collective-free algorithm (pairwise, rma, and
+     * shm when allOnOneMachine(comm)),
      * time a few forward+backward pairs of each (max over ranks), return the
      * faster; collective; results identical on every rank. The pairs are
      * interleaved after one warm-up pair each; the score is the median over

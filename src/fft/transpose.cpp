@@ -1,4 +1,4 @@
-/* fft/transpose.cpp — the three transpose algorithms of the pencil FFT.
+/* fft/transpose.cpp — the four transpose algorithms of the pencil FFT.
  *
  * alltoallv: pack every block for another rank, copy the self block,
  *   MPI_Alltoallv on the sub-communicator, unpack every received block.
@@ -54,6 +54,27 @@
  *   at most one execution ahead of a target (it needs the target's flag of
  *   the execution before), so flags never run more than one past the value
  *   awaited and `>=` suffices.
+ *
+ * shm: the stage arrays of every rank of the FFT live in one shared-memory
+ *   window (SharedStageArrays, MPI_Win_allocate_shared, all ranks on one
+ *   machine), and a rank copies each peer's block straight from the peer's
+ *   source array into its own destination (the same 2D transpose as the
+ *   unpacking above): no packing, no put, no receive buffer. Each rank has
+ *   one flag word per transport in its segment, counting up. Execution s:
+ *     1. store 2s-1 into my flag (release): my source is complete;
+ *     2. wait until every other rank's flag is >= 2s-1 (acquire loads);
+ *     3. copy the self block and every peer's block into my destination;
+ *     4. store 2s: I have read all I need of the others' arrays;
+ *     5. wait until every other rank's flag is >= 2s.
+ *   So no rank reads a peer's array outside the peer's execute(): before
+ *   step 2 the source is complete, after step 5 nobody reads any more, and
+ *   the caller may write any array between calls in any order (forward,
+ *   forward, backward, ...; the FFT's local passes, the PME solve). Step 5
+ *   costs one more meeting of the ranks per transpose, little where the
+ *   copies are balanced. A rank is at most one step of the count ahead of
+ *   another, so `>=` suffices. No MPI call in an execution: an MD step
+ *   makes none for the transposes.
+ *
  *   Waits never hang silently: they are the communication layer's Waiter
  *   (src/comm/waiter.h), so after PUTMD_COMM_TIMEOUT seconds the rank
  *   prints which peers' flags of which execution it awaited and aborts.
@@ -65,6 +86,7 @@
 #include <emmintrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -402,6 +424,95 @@ private:
     std::vector<int> pending_;
 };
 
+std::uint64_t loadAcquire(const std::uint64_t* p)
+{
+    return std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(p)).load(std::memory_order_acquire);
+}
+
+void storeRelease(std::uint64_t* p, std::uint64_t v)
+{
+    std::atomic_ref<std::uint64_t>(*p).store(v, std::memory_order_release);
+}
+
+class ShmTransport final : public TransportBase
+{
+public:
+    ShmTransport(MPI_Comm comm, MPI_Comm parent, const std::vector<TransposePlan*>& plans,
+                 std::vector<int> peerRanks, const char* name, SharedStageArrays& shared, int index) :
+        TransportBase(comm, plans, std::move(peerRanks), name), shared_(shared), index_(index)
+    {
+        MPI_Comm_rank(parent, &parentRank_);
+        pending_.reserve(std::size_t(p_));
+    }
+
+    void execute(TransposePlan& t, const Complex* src, Complex* dst, FftCommStats& stats) override
+    {
+        const int array = shared_.arrayOf(src);
+        if (array < 0)
+        {
+            throw std::logic_error(std::string("shm ") + name_ + " transpose: the source is not a shared stage array");
+        }
+        const std::uint64_t s = ++seq_;
+        pending_.clear();
+        for (int d = 1; d < p_; ++d)
+        {
+            pending_.push_back((me_ + d) % p_);
+        }
+        storeRelease(shared_.flag(parentRank_, index_), 2 * s - 1);
+        awaitAll(2 * s - 1, "ready", s);
+        selfCopy(t, src, dst);
+        for (int q : pending_)
+        {
+            if (t.recv[q].volume() > 0)
+            {
+                copyBox(shared_.peer(peerRanks_[q], array), t.peerFrom[q], dst, t.to, t.recv[q]);
+            }
+        }
+        storeRelease(shared_.flag(parentRank_, index_), 2 * s);
+        awaitAll(2 * s, "done", s);
+        count(t, stats);
+    }
+
+private:
+    void awaitAll(std::uint64_t value, const char* what, std::uint64_t s)
+    {
+        comm::Waiter waiter([&] { return describeWait(value, what, s); });
+        while (true)
+        {
+            std::size_t ready = 0;
+            for (int q : pending_)
+            {
+                ready += loadAcquire(shared_.flag(peerRanks_[q], index_)) >= value ? 1 : 0;
+            }
+            if (ready == pending_.size())
+            {
+                return;
+            }
+            waiter.poll();
+        }
+    }
+
+    std::string describeWait(std::uint64_t value, const char* what, std::uint64_t s) const
+    {
+        std::string who;
+        for (int q : pending_)
+        {
+            if (loadAcquire(shared_.flag(peerRanks_[q], index_)) < value)
+            {
+                who += (who.empty() ? "" : ", ") + std::to_string(peerRanks_[q]);
+            }
+        }
+        return std::string("in the shm ") + name_ + " transpose waiting for the " + what + " flags of execution "
+               + std::to_string(s) + " from rank(s) " + who + " of the FFT communicator";
+    }
+
+    SharedStageArrays& shared_;
+    int                index_      = 0;
+    int                parentRank_ = 0;
+    std::uint64_t      seq_        = 0;
+    std::vector<int>   pending_;
+};
+
 int checkedInt(long v)
 {
     if (v > std::numeric_limits<int>::max())
@@ -522,9 +633,131 @@ void copyBox(const Complex* src, const Layout& srcLayout, Complex* dst, const La
     }
 }
 
+bool allOnOneMachine(MPI_Comm comm)
+{
+#if PUTMD_SMPI
+    (void)comm;
+    return false; // SimGrid's SMPI simulates messages and one-sided calls, not shared memory
+#else
+    if (comm == MPI_COMM_NULL)
+    {
+        return true;
+    }
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int size = 0, nodeSize = 0, all = 0;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_size(node, &nodeSize);
+    MPI_Comm_free(&node);
+    const int mine = nodeSize == size ? 1 : 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+    return all == 1;
+#endif
+}
+
+namespace
+{
+constexpr std::int64_t kFlagBytes = 64; // one flag word per transport, each on its own cache line
+std::int64_t           alignUp64(std::int64_t n)
+{
+    return (n + 63) / 64 * 64;
+}
+} // namespace
+
+SharedStageArrays::SharedStageArrays(MPI_Comm parent, std::array<long, 3> counts)
+{
+#if PUTMD_SMPI
+    (void)parent;
+    (void)counts;
+    throw std::invalid_argument("shm transposes need shared memory, which the SMPI build does not simulate");
+#else
+    int size = 0;
+    MPI_Comm_size(parent, &size);
+    MPI_Comm_rank(parent, &rank_);
+    // offsets from a 64-byte aligned start: Open MPI's segments begin 8
+    // bytes past a boundary, and FFTW's plans (made on these arrays) must
+    // see the alignment fftw_malloc gives, or they may round differently
+    std::array<std::int64_t, 4> mine{}; // the flags' start, then the three arrays'
+    std::int64_t                total = 2 * kFlagBytes;
+    for (int a = 0; a < 3; ++a)
+    {
+        mine[a + 1] = total;
+        total += alignUp64(std::max(1L, counts[a]) * std::int64_t(sizeof(Complex)));
+    }
+    total += 64; // room for the alignment
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    void* base = nullptr;
+    comm::withWindowCreationLock(parent, [&] {
+        MPI_Win_allocate_shared(static_cast<MPI_Aint>(total), 1, info, parent, &base, &win_);
+    });
+    MPI_Info_free(&info);
+    std::memset(base, 0, static_cast<std::size_t>(total));
+    const std::int64_t start = (64 - std::int64_t(reinterpret_cast<std::uintptr_t>(base) % 64)) % 64;
+    for (auto& o : mine)
+    {
+        o += start;
+    }
+    offsets_.resize(std::size_t(size));
+    MPI_Allgather(mine.data(), 4, MPI_INT64_T, offsets_.data(), 4, MPI_INT64_T, parent);
+    base_.resize(std::size_t(size));
+    for (int r = 0; r < size; ++r)
+    {
+        MPI_Aint bytes = 0;
+        int      unit  = 0;
+        void*    ptr   = nullptr;
+        MPI_Win_shared_query(win_, r, &bytes, &unit, &ptr);
+        base_[std::size_t(r)] = static_cast<std::byte*>(ptr);
+    }
+    // every rank's flags are zero before any rank reads them
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    MPI_Barrier(parent);
+#endif
+}
+
+SharedStageArrays::~SharedStageArrays()
+{
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && win_ != MPI_WIN_NULL)
+    {
+        MPI_Win_free(&win_);
+    }
+}
+
+Complex* SharedStageArrays::mine(int array) const
+{
+    return reinterpret_cast<Complex*>(base_[std::size_t(rank_)] + offsets_[std::size_t(rank_)][std::size_t(array) + 1]);
+}
+
+const Complex* SharedStageArrays::peer(int parentRank, int array) const
+{
+    return reinterpret_cast<const Complex*>(base_[std::size_t(parentRank)]
+                                            + offsets_[std::size_t(parentRank)][std::size_t(array) + 1]);
+}
+
+std::uint64_t* SharedStageArrays::flag(int parentRank, int transport) const
+{
+    return reinterpret_cast<std::uint64_t*>(base_[std::size_t(parentRank)] + offsets_[std::size_t(parentRank)][0]
+                                            + transport * kFlagBytes);
+}
+
+int SharedStageArrays::arrayOf(const Complex* p) const
+{
+    for (int a = 0; a < 3; ++a)
+    {
+        if (p == mine(a))
+        {
+            return a;
+        }
+    }
+    return -1;
+}
+
 std::unique_ptr<Transport> makeTransport(TransposeAlgorithm alg, MPI_Comm comm, MPI_Comm parent,
                                          std::vector<TransposePlan*> plans, std::vector<int> peerRanks,
-                                         const char* name)
+                                         const char* name, SharedStageArrays* shared, int transportIndex)
 {
     const int p = static_cast<int>(peerRanks.size());
     for (TransposePlan* t : plans)
@@ -556,6 +789,13 @@ std::unique_ptr<Transport> makeTransport(TransposeAlgorithm alg, MPI_Comm comm, 
             return std::make_unique<PairwiseTransport>(comm, plans, std::move(peerRanks), name);
         case TransposeAlgorithm::Rma:
             return std::make_unique<RmaTransport>(comm, parent, plans, std::move(peerRanks), name);
+        case TransposeAlgorithm::Shm:
+            if (shared == nullptr)
+            {
+                throw std::logic_error("shm transpose without shared stage arrays");
+            }
+            return std::make_unique<ShmTransport>(comm, parent, plans, std::move(peerRanks), name, *shared,
+                                                  transportIndex);
     }
     throw std::logic_error("unknown transpose algorithm");
 }

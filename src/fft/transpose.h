@@ -58,6 +58,7 @@ struct TransposePlan
     Layout from, to; // this rank's source and destination arrays
     int    me = 0;   // this rank in the sub-communicator
     std::vector<Box>  send, recv;             // per peer; send[me] == recv[me] is the self block
+    std::vector<Layout> peerFrom;             // peer k's source layout (shm reads its blocks there)
     std::vector<long> sendOffset, recvOffset; // complex elements into the packed buffers (self: unused)
     long              sendTotal = 0, recvTotal = 0; // elements exchanged with other ranks
     long              messages = 0, bytes = 0;      // non-empty blocks to other ranks, their bytes
@@ -82,6 +83,40 @@ public:
     virtual void execute(TransposePlan& plan, const Complex* src, Complex* dst, FftCommStats& stats) = 0;
 };
 
+/* The complex stages' arrays (A, B, C of pencil_fft.cpp) of every rank of
+ * the FFT's communicator in one shared-memory window (MPI-3
+ * MPI_Win_allocate_shared), for the shm transposes: a rank reads each
+ * peer's block where it lies in the peer's array. Each rank's segment
+ * holds two flag words (one per transport: row, column; 64 bytes apart)
+ * and then its three arrays, all 64-byte aligned (as fftw_malloc's: the
+ * FFTW plans are made on these arrays); the offsets are exchanged when the
+ * window is made. Needs every rank on one machine
+ * (allOnOneMachine). Collective over parent. */
+class SharedStageArrays
+{
+public:
+    SharedStageArrays(MPI_Comm parent, std::array<long, 3> counts);
+    ~SharedStageArrays();
+    SharedStageArrays(const SharedStageArrays&)            = delete;
+    SharedStageArrays& operator=(const SharedStageArrays&) = delete;
+
+    Complex*       mine(int array) const;
+    const Complex* peer(int parentRank, int array) const;
+    std::uint64_t* flag(int parentRank, int transport) const;
+    /* Which of this rank's arrays starts at p (0, 1, 2), or -1. */
+    int            arrayOf(const Complex* p) const;
+
+private:
+    MPI_Win                                  win_ = MPI_WIN_NULL;
+    int                                      rank_ = 0;
+    std::vector<std::byte*>                  base_;    // per parent rank
+    std::vector<std::array<std::int64_t, 4>> offsets_; // per parent rank, bytes from its base: flags, A, B, C
+};
+
+/* True when every rank of comm shares memory with every other (one
+ * machine); false in the SMPI build, which has no shared windows. Collective. */
+bool allOnOneMachine(MPI_Comm comm);
+
 /* A transport for the plans in `plans`, all on the sub-communicator `comm`
  * (MPI_COMM_NULL in serial mode; a one-rank sub-communicator never calls
  * MPI in execute). parent: the FFT's communicator (the rma window lives
@@ -89,7 +124,8 @@ public:
  * "column", for messages. Collective over the parent. */
 std::unique_ptr<Transport> makeTransport(TransposeAlgorithm alg, MPI_Comm comm, MPI_Comm parent,
                                          std::vector<TransposePlan*> plans, std::vector<int> peerRanks,
-                                         const char* name);
+                                         const char* name, SharedStageArrays* shared = nullptr,
+                                         int transportIndex = 0);
 
 // ---------------------------------------------------------------------------
 
@@ -109,8 +145,10 @@ TransposePlan makeTransposePlan(int p, int me, FromOf fromOf, ToOf toOf)
     t.mpiRecvCounts.assign(p, 0);
     t.mpiRecvDispls.assign(p, 0);
     t.remoteOffset.assign(p, {0, 0});
+    t.peerFrom.resize(p);
     for (int k = 0; k < p; ++k)
     {
+        t.peerFrom[k] = fromOf(k);
         t.send[k] = intersect(t.from.box, toOf(k).box);
         t.recv[k] = intersect(fromOf(k).box, t.to.box);
         if (k == me)

@@ -512,7 +512,8 @@ int main(int argc, char** argv)
         }
         layoutsTested++;
         std::vector<std::pair<comm::Backend, TransposeAlgorithm>> variants;
-        for (auto t : { TransposeAlgorithm::Alltoallv, TransposeAlgorithm::Pairwise, TransposeAlgorithm::Rma })
+        for (auto t : { TransposeAlgorithm::Alltoallv, TransposeAlgorithm::Pairwise, TransposeAlgorithm::Rma,
+                        TransposeAlgorithm::Shm })
         {
             variants.push_back({ comm::Backend::P2p, t });
         }

@@ -47,7 +47,7 @@ int      g_size = 1;
 const std::vector<std::array<int, 3>> kGrids = {{8, 8, 8},  {7, 11, 13}, {31, 5, 3}, {12, 10, 9},
                                                 {2, 3, 2},  {1, 1, 1},   {5, 1, 4},  {36, 20, 34}};
 const TransposeAlgorithm kAlgorithms[]       = {TransposeAlgorithm::Alltoallv, TransposeAlgorithm::Pairwise,
-                                                TransposeAlgorithm::Rma};
+                                                TransposeAlgorithm::Rma, TransposeAlgorithm::Shm};
 
 /* All Px x Py = size. */
 std::vector<std::array<int, 2>> processGrids()
@@ -192,6 +192,7 @@ TEST(PencilFft, NamesRoundTrip)
     EXPECT_STREQ(transposeAlgorithmName(TransposeAlgorithm::Alltoallv), "alltoallv");
     EXPECT_STREQ(transposeAlgorithmName(TransposeAlgorithm::Pairwise), "pairwise");
     EXPECT_STREQ(transposeAlgorithmName(TransposeAlgorithm::Rma), "rma");
+    EXPECT_STREQ(transposeAlgorithmName(TransposeAlgorithm::Shm), "shm");
     EXPECT_FALSE(parseTransposeAlgorithm("auto").has_value());
     EXPECT_FALSE(parseTransposeAlgorithm("").has_value());
 }
@@ -511,10 +512,11 @@ TEST(PencilFft, ChooseFastestAgrees)
     if (g_size > 1)
     {
         // only the collective-free algorithms are candidates
-        EXPECT_TRUE(alg == TransposeAlgorithm::Pairwise || alg == TransposeAlgorithm::Rma)
+        EXPECT_TRUE(alg == TransposeAlgorithm::Pairwise || alg == TransposeAlgorithm::Rma
+                    || alg == TransposeAlgorithm::Shm)
                 << "auto chose " << transposeAlgorithmName(alg);
     }
-    EXPECT_TRUE(v >= 0 && v <= 2);
+    EXPECT_TRUE(v >= 0 && v <= 3);
 }
 
 class RankPrinter : public testing::EmptyTestEventListener

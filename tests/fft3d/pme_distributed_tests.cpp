@@ -226,7 +226,8 @@ int main(int argc, char** argv)
             for (const auto& pg : grids)
             {
                 std::vector<double> firstBits;
-                for (auto alg : { TransposeAlgorithm::Alltoallv, TransposeAlgorithm::Pairwise, TransposeAlgorithm::Rma })
+                for (auto alg : { TransposeAlgorithm::Alltoallv, TransposeAlgorithm::Pairwise, TransposeAlgorithm::Rma,
+                                  TransposeAlgorithm::Shm })
                 {
                     const std::string label = "grid " + std::to_string(c.grid[0]) + "x" + std::to_string(c.grid[1]) + "x"
                                               + std::to_string(c.grid[2]) + " order " + std::to_string(c.order)
