@@ -15,7 +15,9 @@
 # runs the AVX2 path on an AVX-512 machine). From the putmd logs also the
 # two costs the issue bounds on 2 ranks: the PME mesh row (average over the
 # ranks) against the PME mesh of 1 rank x 1 thread (bar <= 0.6), and the
-# Domain decomp. row as a share of the wall time (bar < 2%), medians.
+# Domain decomp. row as a share of the wall time (bar < 2%), medians; the
+# PME ratio and ranks / threads also per iteration (runs a minute apart,
+# paired), whose median resists a shared machine's drift.
 # The last putmd logs are kept
 # in $KEEP (default: bench-logs/ under the current directory) for the
 # per-stage tables.
@@ -44,6 +46,10 @@ for i in $(seq "$n"); do
   runs[ddshare]="${runs[ddshare]:-} $(awk -v d="$(row two.log 'Domain decomp.')" -v t="$(total two.log)" 'BEGIN {printf "%.4f", d / t}')"
   taskset -c 0 "$putmd" run -nt 1 -p "$sys/topol.top" -c "$sys/conf.gro" -f "$mdp" -deffnm serial > serial.out 2>&1
   runs[pme1]="${runs[pme1]:-} $(row serial.log 'PME mesh')"
+  # the same iteration's runs paired: drift of a shared machine between
+  # iterations cancels in these ratios
+  runs[pmeratio]="${runs[pmeratio]:-} $(awk -v a="$(row two.log 'PME mesh')" -v b="$(row serial.log 'PME mesh')" 'BEGIN {printf "%.3f", a / b}')"
+  runs[tworatio]="${runs[tworatio]:-} $(awk -v a="$(perf two.log)" -v b="$(perf one.log)" 'BEGIN {printf "%.3f", a / b}')"
   for k in 0 1; do
     mpirun -np 2 --bind-to core gmx_mpi mdrun -ntomp 1 -npme $k -pin on -s bench.tpr -deffnm gmx$k > gmx$k.out 2>&1
     runs[gmx$k]="${runs[gmx$k]:-} $(perf gmx$k.log)"
@@ -61,13 +67,15 @@ for k in one two gmx0 gmx1; do
   med[$k]=$(median ${runs[$k]})
   printf "%-5s ns/day:%s  median %s\n" "$k" "${runs[$k]}" "${med[$k]}"
 done
-for k in pme1 pme2 ddshare; do
+for k in pme1 pme2 ddshare pmeratio tworatio; do
   med[$k]=$(median ${runs[$k]})
 done
 printf "PME mesh (s), 1 rank x 1 thread:%s  median %s\n" "${runs[pme1]}" "${med[pme1]}"
 printf "PME mesh (s), 2 ranks (average):%s  median %s\n" "${runs[pme2]}" "${med[pme2]}"
 printf "Domain decomp. share of the 2-rank wall time:%s  median %s (bar < 0.02)\n" "${runs[ddshare]}" "${med[ddshare]}"
 awk -v a="${med[pme2]}" -v b="${med[pme1]}" 'BEGIN { printf "ratio PME mesh 2 ranks / 1 rank x 1 thread: %.3f (bar 0.6)\n", a / b }'
+printf "the same, per iteration (paired runs):%s  median %s\n" "${runs[pmeratio]}" "${med[pmeratio]}"
+printf "ratio 2 ranks / 1 rank x 2 threads per iteration (paired runs):%s  median %s\n" "${runs[tworatio]}" "${med[tworatio]}"
 awk -v t="${med[two]}" -v o="${med[one]}" -v g0="${med[gmx0]}" -v g1="${med[gmx1]}" 'BEGIN {
   g = g0 > g1 ? g0 : g1
   printf "ratio 2 ranks / 1 rank x 2 threads: %.3f (bar 0.9)\n", t / o

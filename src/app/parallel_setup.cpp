@@ -174,7 +174,8 @@ ParallelSetup setUpParallelRun(const SystemInputs& in, const ParallelRequest& re
         // and tell the PP ranks, for the log
         const long chosen = s.world->maxLong(comm::Phase::Setup, pmeSide ? static_cast<long>(s.transpose) : -1);
         s.transpose       = static_cast<TransposeAlgorithm>(chosen);
-        howTranspose = "automatic: the faster of pairwise and rma (no collective call) timed at start-up";
+        howTranspose = "automatic: the fastest of pairwise, rma and, where the PME ranks share a machine, shm (no collective "
+                       "call) timed at start-up";
     }
     // one process row: slabs, with the column transpose only (pencil_fft.h)
     s.description = fmt::format("PME: {} ({}); {} grid {}x{} on {} rank{}, grid {}x{}x{}; 3D-FFT transposes: {} ({})",

@@ -531,13 +531,14 @@ class RankPrinter : public testing::EmptyTestEventListener
     }
 };
 
-/* --stall-at K: every rank runs rma forward+backward pairs; at pair K the last
- * rank stops taking part (sleeps). The others must give up after
- * PUTMD_COMM_TIMEOUT with a message instead of hanging (stall_test.sh). */
-int stallRun(int stallAt)
+/* --stall-at K [--stall-alg rma|shm]: every rank runs forward+backward
+ * pairs; at pair K the last rank stops taking part (sleeps). The others must
+ * give up after PUTMD_COMM_TIMEOUT with a message instead of hanging
+ * (stall_test.sh). */
+int stallRun(int stallAt, TransposeAlgorithm alg)
 {
     const std::array<int, 3> n{16, 16, 16};
-    PencilFft3d              f(g_comm, n, choosePencilGrid(g_size, n), TransposeAlgorithm::Rma);
+    PencilFft3d              f(g_comm, n, choosePencilGrid(g_size, n), alg);
     for (int k = 1; k <= stallAt + 5; ++k)
     {
         if (k == stallAt && g_rank == g_size - 1)
@@ -561,12 +562,23 @@ int main(int argc, char** argv)
     // tests then use MPI_COMM_WORLD directly.
     comm::Communicator::initialize(&argc, &argv);
     const bool parallel = comm::Communicator::parallel();
-    int        stallAt  = 0;
+    int                stallAt  = 0;
+    TransposeAlgorithm stallAlg = TransposeAlgorithm::Rma;
     for (int i = 1; i < argc; ++i)
     {
         if (std::string(argv[i]) == "--stall-at" && i + 1 < argc)
         {
             stallAt = std::atoi(argv[++i]);
+        }
+        else if (std::string(argv[i]) == "--stall-alg" && i + 1 < argc)
+        {
+            const auto a = parseTransposeAlgorithm(argv[++i]);
+            if (!a)
+            {
+                std::fprintf(stderr, "--stall-alg: not an algorithm: %s\n", argv[i]);
+                return 2;
+            }
+            stallAlg = *a;
         }
     }
     if (parallel)
@@ -583,7 +595,7 @@ int main(int argc, char** argv)
     }
     if (stallAt > 0)
     {
-        const int rc = stallRun(stallAt);
+        const int rc = stallRun(stallAt, stallAlg);
         comm::Communicator::finalize();
         return rc;
     }
