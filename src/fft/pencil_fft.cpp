@@ -261,7 +261,7 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
         if (!fft::allOnOneMachine(comm))
         {
             throw std::invalid_argument("pencil FFT: the shm transposes need every rank of the FFT on one machine "
-                                        "(shared memory); use pairwise or rma across machines");
+                                        "(shared memory; the SMPI build simulates none); use pairwise or rma");
         }
         m.shared = std::make_unique<fft::SharedStageArrays>(
                 comm, std::array<long, 3>{ m.la.box.volume(), m.lb.box.volume(), m.lc.box.volume() });

@@ -424,6 +424,10 @@ private:
     std::vector<int> pending_;
 };
 
+// the flags are shared between processes: only address-free (lock-free)
+// atomics work there
+static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free, "shm transposes need lock-free 64-bit atomics");
+
 std::uint64_t loadAcquire(const std::uint64_t* p)
 {
     return std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(p)).load(std::memory_order_acquire);
@@ -658,7 +662,7 @@ bool allOnOneMachine(MPI_Comm comm)
 namespace
 {
 constexpr std::int64_t kFlagBytes = 64; // one flag word per transport, each on its own cache line
-std::int64_t           alignUp64(std::int64_t n)
+[[maybe_unused]] std::int64_t alignUp64(std::int64_t n)
 {
     return (n + 63) / 64 * 64;
 }
