@@ -48,21 +48,13 @@
 
 #include "comm/backends.h"
 #include "comm/onesided.h"
+#include "comm/shared_flag.h"
 
 namespace putmd::comm
 {
 
 namespace
 {
-
-std::uint64_t loadAcquire(std::byte* p)
-{
-    return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(p)).load(std::memory_order_acquire);
-}
-void storeRelease(std::byte* p, std::uint64_t v)
-{
-    std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(p)).store(v, std::memory_order_release);
-}
 
 class ShmArena final : public Arena
 {

@@ -86,12 +86,12 @@
 #include <emmintrin.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
+#include "comm/shared_flag.h"
 #include "comm/waiter.h"
 #include "comm/window_lock.h"
 #include "fft/fftw_precision.h"
@@ -107,6 +107,11 @@ const MPI_Datatype kMpiReal = MPI_DOUBLE;
 #else
 const MPI_Datatype kMpiReal = MPI_FLOAT;
 #endif
+
+std::int64_t round64(std::int64_t n)
+{
+    return (n + 63) / 64 * 64;
+}
 
 /* A buffer of complex numbers, allocated once (FFTW alignment). */
 class Buffer
@@ -391,7 +396,6 @@ public:
     }
 
 private:
-    static std::int64_t round64(std::int64_t n) { return (n + 63) / 64 * 64; }
 
     std::string describeWait(std::uint64_t s) const
     {
@@ -424,20 +428,6 @@ private:
     std::vector<int> pending_;
 };
 
-// the flags are shared between processes: only address-free (lock-free)
-// atomics work there
-static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free, "shm transposes need lock-free 64-bit atomics");
-
-std::uint64_t loadAcquire(const std::uint64_t* p)
-{
-    return std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(p)).load(std::memory_order_acquire);
-}
-
-void storeRelease(std::uint64_t* p, std::uint64_t v)
-{
-    std::atomic_ref<std::uint64_t>(*p).store(v, std::memory_order_release);
-}
-
 class ShmTransport final : public TransportBase
 {
 public:
@@ -446,7 +436,10 @@ public:
         TransportBase(comm, plans, std::move(peerRanks), name), shared_(shared), index_(index)
     {
         MPI_Comm_rank(parent, &parentRank_);
-        pending_.reserve(std::size_t(p_));
+        for (int d = 1; d < p_; ++d)
+        {
+            others_.push_back((me_ + d) % p_);
+        }
     }
 
     void execute(TransposePlan& t, const Complex* src, Complex* dst, FftCommStats& stats) override
@@ -457,22 +450,17 @@ public:
             throw std::logic_error(std::string("shm ") + name_ + " transpose: the source is not a shared stage array");
         }
         const std::uint64_t s = ++seq_;
-        pending_.clear();
-        for (int d = 1; d < p_; ++d)
-        {
-            pending_.push_back((me_ + d) % p_);
-        }
-        storeRelease(shared_.flag(parentRank_, index_), 2 * s - 1);
+        comm::storeRelease(shared_.flag(parentRank_, index_), 2 * s - 1);
         awaitAll(2 * s - 1, "ready", s);
         selfCopy(t, src, dst);
-        for (int q : pending_)
+        for (int q : others_)
         {
             if (t.recv[q].volume() > 0)
             {
                 copyBox(shared_.peer(peerRanks_[q], array), t.peerFrom[q], dst, t.to, t.recv[q]);
             }
         }
-        storeRelease(shared_.flag(parentRank_, index_), 2 * s);
+        comm::storeRelease(shared_.flag(parentRank_, index_), 2 * s);
         awaitAll(2 * s, "done", s);
         count(t, stats);
     }
@@ -484,11 +472,11 @@ private:
         while (true)
         {
             std::size_t ready = 0;
-            for (int q : pending_)
+            for (int q : others_)
             {
-                ready += loadAcquire(shared_.flag(peerRanks_[q], index_)) >= value ? 1 : 0;
+                ready += comm::loadAcquire(shared_.flag(peerRanks_[q], index_)) >= value ? 1 : 0;
             }
-            if (ready == pending_.size())
+            if (ready == others_.size())
             {
                 return;
             }
@@ -499,9 +487,9 @@ private:
     std::string describeWait(std::uint64_t value, const char* what, std::uint64_t s) const
     {
         std::string who;
-        for (int q : pending_)
+        for (int q : others_)
         {
-            if (loadAcquire(shared_.flag(peerRanks_[q], index_)) < value)
+            if (comm::loadAcquire(shared_.flag(peerRanks_[q], index_)) < value)
             {
                 who += (who.empty() ? "" : ", ") + std::to_string(peerRanks_[q]);
             }
@@ -514,7 +502,7 @@ private:
     int                index_      = 0;
     int                parentRank_ = 0;
     std::uint64_t      seq_        = 0;
-    std::vector<int>   pending_;
+    std::vector<int>   others_; // the other ranks, from the next one on
 };
 
 int checkedInt(long v)
@@ -662,10 +650,6 @@ bool allOnOneMachine(MPI_Comm comm)
 namespace
 {
 constexpr std::int64_t kFlagBytes = 64; // one flag word per transport, each on its own cache line
-[[maybe_unused]] std::int64_t alignUp64(std::int64_t n)
-{
-    return (n + 63) / 64 * 64;
-}
 } // namespace
 
 SharedStageArrays::SharedStageArrays(MPI_Comm parent, std::array<long, 3> counts)
@@ -686,7 +670,7 @@ SharedStageArrays::SharedStageArrays(MPI_Comm parent, std::array<long, 3> counts
     for (int a = 0; a < 3; ++a)
     {
         mine[a + 1] = total;
-        total += alignUp64(std::max(1L, counts[a]) * std::int64_t(sizeof(Complex)));
+        total += round64(std::max(1L, counts[a]) * std::int64_t(sizeof(Complex)));
     }
     total += 64; // room for the alignment
     MPI_Info info;
