@@ -409,10 +409,15 @@ void DomainDecomposition::searchPairs()
             hi[d] = std::max(hi[d], double(x[d]));
         }
     }
+    // cells at least rlist/2 wide, so the atoms within rlist of a cell's
+    // atoms are in the 5 x 5 x 5 cells around it (42% fewer distances
+    // than 3 x 3 x 3 cells of rlist); x is the fastest cell index, so the
+    // five cells along x are one run of cellAtoms
+    constexpr int      kReach = 2;
     std::array<int, 3> n;
     for (int d = 0; d < 3; d++)
     {
-        n[d] = nl > 0 ? std::max(1, static_cast<int>((hi[d] - lo[d]) / rlist_)) : 1;
+        n[d] = nl > 0 ? std::max(1, static_cast<int>((hi[d] - lo[d]) / (rlist_ / kReach))) : 1;
     }
     auto cellOf = [&](const RVec& x) {
         std::array<int, 3> c;
@@ -424,9 +429,11 @@ void DomainDecomposition::searchPairs()
     };
     std::vector<int> cellStart(size_t(n[0]) * n[1] * n[2] + 1, 0), cellAtoms(nl);
     std::vector<int> cellOfAtom(nl);
+    std::vector<std::array<int, 3>> cellXyz(nl);
     for (int a = 0; a < nl; a++)
     {
         const auto c  = cellOf(xLocal_[a]);
+        cellXyz[a]    = c;
         cellOfAtom[a] = (c[2] * n[1] + c[1]) * n[0] + c[0];
         cellStart[cellOfAtom[a] + 1]++;
     }
@@ -442,50 +449,37 @@ void DomainDecomposition::searchPairs()
         }
     }
     std::vector<std::vector<int>> localJ(numHome_), nonlocalJ(nl);
+    const RVec* const  xl   = xLocal_.data();
+    const auto* const  zone = zone_.data();
     for (int i = 0; i < nl; i++)
     {
-        const auto ci = cellOf(xLocal_[i]);
+        const auto ci = cellXyz[i];
+        const RVec xi = xl[i];
+        const auto zi = zone[i];
         const int  gi = globalIndex_[i];
         const auto exBegin = global_.exclusions.begin() + global_.exclusionStart[gi];
         const auto exEnd   = global_.exclusions.begin() + global_.exclusionStart[gi + 1];
-        for (int dz = -1; dz <= 1; dz++)
+        const int  x0 = std::max(0, ci[0] - kReach), x1 = std::min(n[0] - 1, ci[0] + kReach);
+        for (int cz = std::max(0, ci[2] - kReach); cz <= std::min(n[2] - 1, ci[2] + kReach); cz++)
         {
-            const int cz = ci[2] + dz;
-            if (cz < 0 || cz >= n[2])
+            for (int cy = std::max(0, ci[1] - kReach); cy <= std::min(n[1] - 1, ci[1] + kReach); cy++)
             {
-                continue;
-            }
-            for (int dy = -1; dy <= 1; dy++)
-            {
-                const int cy = ci[1] + dy;
-                if (cy < 0 || cy >= n[1])
+                const int row = (cz * n[1] + cy) * n[0];
+                for (int k = cellStart[row + x0]; k < cellStart[row + x1 + 1]; k++)
                 {
-                    continue;
-                }
-                for (int dx = -1; dx <= 1; dx++)
-                {
-                    const int cx = ci[0] + dx;
-                    if (cx < 0 || cx >= n[0])
+                    const int j = cellAtoms[k];
+                    if (j <= i || (zi & zone[j]) != 0 || norm2(xi - xl[j]) >= rl2
+                        || std::binary_search(exBegin, exEnd, globalIndex_[j]))
                     {
                         continue;
                     }
-                    const int c = (cz * n[1] + cy) * n[0] + cx;
-                    for (int k = cellStart[c]; k < cellStart[c + 1]; k++)
+                    if (j < numHome_)
                     {
-                        const int j = cellAtoms[k];
-                        if (j <= i || (zone_[i] & zone_[j]) != 0 || norm2(xLocal_[i] - xLocal_[j]) >= rl2
-                            || std::binary_search(exBegin, exEnd, globalIndex_[j]))
-                        {
-                            continue;
-                        }
-                        if (j < numHome_)
-                        {
-                            localJ[i].push_back(j);
-                        }
-                        else
-                        {
-                            nonlocalJ[i].push_back(j);
-                        }
+                        localJ[i].push_back(j);
+                    }
+                    else
+                    {
+                        nonlocalJ[i].push_back(j);
                     }
                 }
             }
