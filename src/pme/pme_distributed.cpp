@@ -634,18 +634,20 @@ void DistributedPme::computeSplines(const Box& box)
     // to the owned range
     for (int d = 0; d < 2; d++)
     {
-        int*      index = index_[d].data();
-        const int Kd = K[d], own0 = own0_[d], own = ownSize_[d];
-        bool      foreign = false;
+        int* const     index = index_[d].data();
+        const int      Kd = K[d], own0 = own0_[d];
+        const unsigned own     = unsigned(ownSize_[d]);
+        unsigned       foreign = 0; // (unsigned compare: e < 0 or e >= own)
+#pragma omp simd reduction(| : foreign)
         for (int a = 0; a < n; a++)
         {
             int c = index[a] + p - 1;
             c -= c >= Kd ? Kd : 0;
             const int e = c - own0;
-            foreign |= e < 0 || e >= own;
+            foreign |= unsigned(unsigned(e) >= own);
             index[a] = e;
         }
-        if (foreign)
+        if (foreign != 0)
         {
             throw std::logic_error("DistributedPme: an atom arrived whose grid cell this rank does not own");
         }
