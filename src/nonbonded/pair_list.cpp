@@ -100,7 +100,7 @@ struct PairBatch
  * inside rcoulomb; a pair with no LJ parameters or no charge product adds
  * nothing to that term. */
 template<bool kPme, bool kForceSwitch>
-void batchForces(const InteractionConst& ic, const EwaldTable& table, const PairParameters& par, int i, int m,
+void batchForces(const InteractionConst& ic, const EwaldTable* table, const PairParameters& par, int i, int m,
                  PairBatch& b)
 {
     const real* __restrict sq   = par.scaledCharge.data();
@@ -183,7 +183,7 @@ void batchForces(const InteractionConst& ic, const EwaldTable& table, const Pair
         {
             const real r = r2 * rinv;
             real       erfc, dErfc;
-            table.evaluate(r, &erfc, &dErfc);
+            table->evaluate(r, &erfc, &dErfc); // (Ewald: the table exists)
             vc = double(qq) * (double(erfc * rinv) - shEwald);
             fc = qq * (erfc * rinv - dErfc) * rinv2c;
         }
@@ -262,13 +262,13 @@ void PairList::computeRange(int begin, int end, const Box& box, const std::vecto
         }
         if (pme)
         {
-            fsw ? batchForces<true, true>(ic, *kernel.table, *kernel.params, i, m, b)
-                : batchForces<true, false>(ic, *kernel.table, *kernel.params, i, m, b);
+            fsw ? batchForces<true, true>(ic, kernel.table, *kernel.params, i, m, b)
+                : batchForces<true, false>(ic, kernel.table, *kernel.params, i, m, b);
         }
         else
         {
-            fsw ? batchForces<false, true>(ic, *kernel.table, *kernel.params, i, m, b)
-                : batchForces<false, false>(ic, *kernel.table, *kernel.params, i, m, b);
+            fsw ? batchForces<false, true>(ic, kernel.table, *kernel.params, i, m, b)
+                : batchForces<false, false>(ic, kernel.table, *kernel.params, i, m, b);
         }
         for (int k = 0; k < m; k++)
         {
