@@ -26,6 +26,13 @@ public:
 
     bool empty() const { return value_.empty(); }
 
+    /* The nodes, for the SIMD twin of evaluate() (pair_batch_simd.cpp). */
+    const real* values() const { return value_.data(); }
+    const real* slopes() const { return slope_.data(); }
+    real        scale() const { return scale_; }
+    real        spacing() const { return h_; }
+    int         last() const { return last_; }
+
     /* g = erfc(beta r), dg = d erfc(beta r)/dr, for 0 <= r <= rmax. */
     void evaluate(real r, real* g, real* dg) const
     {

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <map>
+#include <stdexcept>
 
 #include "nonbonded/cell_grid.h"
 #include "nonbonded/exclusion_corrections.h"
+#include "nonbonded/pair_batch.h"
 
 namespace putmd
 {
@@ -14,8 +17,21 @@ void PairList::build(const Topology& top, const Box& box, const std::vector<Vec3
 {
     rlist_ = rlist;
     const int n = static_cast<int>(x.size());
-    // collect per i, then compact into CSR
-    std::vector<std::vector<std::pair<int, std::array<int8_t, 3>>>> perAtom(n);
+    // the distinct lattice shifts of the list, kind 0 the zero shift
+    shiftKinds_.assign(1, { 0, 0, 0 });
+    std::map<std::array<int, 3>, uint16_t> kindOf{ { { 0, 0, 0 }, 0 } };
+    std::array<int, 3>                     lastShift{ 0, 0, 0 };
+    uint16_t                               lastKind = 0;
+    // the pairs in the grid's order, then in CSR by i (a counting sort:
+    // each j-list keeps the grid's order, which depends on the coordinates
+    // alone)
+    struct Found
+    {
+        int      i, j;
+        uint16_t kind;
+    };
+    std::vector<Found> found;
+    found.reserve(j_.size() + j_.size() / 8);
     CellGrid(box, x, rlist).forEachPairWithShift(
             [&](int i, int j, const Vec3<real>&, real, const std::array<int, 3>& k) {
                 const int b = top.exclusionStart[i], e = top.exclusionStart[i + 1];
@@ -23,24 +39,39 @@ void PairList::build(const Topology& top, const Box& box, const std::vector<Vec3
                 {
                     return;
                 }
-                perAtom[i].push_back({ j, { int8_t(k[0]), int8_t(k[1]), int8_t(k[2]) } });
+                if (k != lastShift) // (pairs come cell pair by cell pair: mostly the last one)
+                {
+                    auto [it, added] = kindOf.try_emplace(k, uint16_t(shiftKinds_.size()));
+                    if (added)
+                    {
+                        if (shiftKinds_.size() > UINT16_MAX)
+                        {
+                            throw std::runtime_error("pair list: more than 65536 distinct periodic images");
+                        }
+                        shiftKinds_.push_back(k);
+                    }
+                    lastShift = k;
+                    lastKind  = it->second;
+                }
+                found.push_back({ i, j, lastKind });
             });
     start_.assign(n + 1, 0);
-    for (int i = 0; i < n; i++)
+    for (const auto& p : found)
     {
-        start_[i + 1] = start_[i] + static_cast<int>(perAtom[i].size());
+        start_[p.i + 1]++;
     }
-    j_.resize(start_[n]);
-    shift_.resize(start_[n]);
     for (int i = 0; i < n; i++)
     {
-        auto& list = perAtom[i];
-        std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        for (size_t p = 0; p < list.size(); p++)
-        {
-            j_[start_[i] + p]     = list[p].first;
-            shift_[start_[i] + p] = list[p].second;
-        }
+        start_[i + 1] += start_[i];
+    }
+    j_.resize(found.size());
+    shift_.resize(found.size());
+    std::vector<int> fill(start_.begin(), start_.end() - 1);
+    for (const auto& p : found)
+    {
+        const int q = fill[p.i]++;
+        j_[q]       = p.j;
+        shift_[q]   = p.kind;
     }
 }
 
@@ -49,7 +80,8 @@ void PairList::setPairs(std::vector<int> start, std::vector<int> j, double rlist
     rlist_ = rlist;
     start_ = std::move(start);
     j_     = std::move(j);
-    shift_.assign(j_.size(), { 0, 0, 0 });
+    shift_.assign(j_.size(), 0);
+    shiftKinds_.assign(1, { 0, 0, 0 });
     parameters_.ljType.clear(); // the atoms changed: parameters again at the next compute
 }
 
@@ -70,145 +102,42 @@ void PairParameters::set(const Topology& top, double epsfac)
 namespace
 {
 
-/* One i-atom's pairs inside rmax, gathered (j, displacement, r^2) so that
- * the arithmetic runs as one loop without calls or branches. */
-struct PairBatch
+/* The force-switched LJ terms of a batch into fscal and vlj (the batch
+ * pass adds Coulomb): they branch on r, so a loop of their own, with
+ * PairKernel's function. */
+void switchedLennardJones(const InteractionConst& ic, const PairBatchSetup& s, int m, PairBatch& b)
 {
-    std::vector<int>  j;
-    std::vector<real> dx, dy, dz, r2, fscal;
-    std::vector<double> vlj, vcoul;
-
-    void reserve(size_t n)
-    {
-        if (j.size() < n)
-        {
-            j.resize(n);
-            for (auto* a : { &dx, &dy, &dz, &r2, &fscal })
-            {
-                a->resize(n);
-            }
-            vlj.resize(n);
-            vcoul.resize(n);
-        }
-    }
-};
-
-/* The scalar force of each pair of the batch and its two energies, with
- * the same operations as PairKernel (pair_kernel.h), so the same bits:
- * LJ (potential shift or none; force switch goes through PairKernel's
- * function) inside rvdw, Coulomb (Ewald from the table, or reaction field)
- * inside rcoulomb; a pair with no LJ parameters or no charge product adds
- * nothing to that term. */
-template<bool kPme, bool kForceSwitch>
-void batchForces(const InteractionConst& ic, const EwaldTable* table, const PairParameters& par, int i, int m,
-                 PairBatch& b)
-{
-    const real* __restrict sq   = par.scaledCharge.data();
-    const int* __restrict  type = par.ljType.data();
-    const real* __restrict c6s  = par.c6.data();
-    const real* __restrict c12s = par.c12.data();
-    const int* __restrict  bj   = b.j.data();
-    const real* __restrict r2s  = b.r2.data();
-    real* __restrict       fs   = b.fscal.data();
-    double* __restrict     vls  = b.vlj.data();
-    double* __restrict     vcs  = b.vcoul.data();
-    const real             rvdw2 = real(ic.rvdw * ic.rvdw), rcoul2 = real(ic.rcoulomb * ic.rcoulomb);
-    const real             qi = sq[i];
-    const int              rowI = type[i] * par.numTypes;
-    const real             shift6 = real(ic.shiftC6), shift12 = real(ic.shiftC12);
-    if constexpr (kForceSwitch)
-    {
-        // the switched terms branch on r: a loop of their own, with branches
-        for (int k = 0; k < m; k++)
-        {
-            const int  j   = bj[k];
-            const real r2  = r2s[k];
-            const int  t   = rowI + type[j];
-            const real c6  = c6s[t], c12 = c12s[t];
-            real       flj = 0;
-            double     vlj = 0;
-            if (r2 < rvdw2 && !(c6 == 0 && c12 == 0))
-            {
-                const real   rinv2 = 1 / r2;
-                const real   rinv6 = rinv2 * rinv2 * rinv2;
-                double       f6, v6, f12, v12;
-                const double r = std::sqrt(double(r2));
-                forceSwitchedTerm(ic.fswitch6, 6, ic.rvdwSwitch, r, rinv6, &f6, &v6);
-                forceSwitchedTerm(ic.fswitch12, 12, ic.rvdwSwitch, r, double(rinv6) * rinv6, &f12, &v12);
-                vlj = c12 * v12 - c6 * v6;
-                flj = real(c12 * f12 - c6 * f6);
-            }
-            fs[k]  = flj; // Coulomb added below
-            vls[k] = vlj;
-        }
-    }
-    const double shEwald = ic.shEwald, kRf = ic.kRf, cRf = ic.cRf;
-    const real   twoKRf  = real(2 * ic.kRf);
-    // every pair of the batch has r^2 >= 1e-12 (checked at the gather):
-    // both terms are computed for all and selected, so the loop has no
-    // branch and the values are those of PairKernel's branches. (GCC 12
-    // does not vectorise it for SSE2 doubles; branch-free, and without
-    // the call per pair, it is still 25% faster than the pair-by-pair loop.)
     for (int k = 0; k < m; k++)
     {
-        const int  j     = bj[k];
-        const real r2    = r2s[k];
-        const real rinv2 = 1 / r2;
-        real       flj   = 0;
-        double     vlj   = 0;
-        if constexpr (kForceSwitch)
+        const real r2  = b.r2[k];
+        const real c6  = s.c6[b.ljIndex[k]], c12 = s.c12[b.ljIndex[k]];
+        real       flj = 0;
+        double     vlj = 0;
+        if (r2 < s.rvdw2 && !(c6 == 0 && c12 == 0))
         {
-            flj = fs[k];
-            vlj = vls[k];
+            const real   rinv2 = 1 / r2;
+            const real   rinv6 = rinv2 * rinv2 * rinv2;
+            double       f6, v6, f12, v12;
+            const double r = std::sqrt(double(r2));
+            forceSwitchedTerm(ic.fswitch6, 6, ic.rvdwSwitch, r, rinv6, &f6, &v6);
+            forceSwitchedTerm(ic.fswitch12, 12, ic.rvdwSwitch, r, double(rinv6) * rinv6, &f12, &v12);
+            vlj = c12 * v12 - c6 * v6;
+            flj = real(c12 * f12 - c6 * f6);
         }
-        else
-        {
-            const int  t     = rowI + type[j];
-            const real c6    = c6s[t], c12 = c12s[t];
-            const real rinv6 = rinv2 * rinv2 * rinv2;
-            const real v6    = c6 * rinv6;
-            const real v12   = c12 * rinv6 * rinv6;
-            const bool inLj  = (r2 < rvdw2) & !((c6 == 0) & (c12 == 0)); // & : no branch
-            // (selected by multiplying with 1 or 0: the value, or a zero)
-            vlj              = double(inLj) * (double(v12 - real(c12 * shift12)) - double(v6 - real(c6 * shift6)));
-            flj              = real(inLj) * ((12 * v12 - 6 * v6) * rinv2);
-        }
-        const real qq     = qi * sq[j];
-        const bool inCoul = (r2 < rcoul2) & (qq != 0);
-        const real rinv   = 1 / std::sqrt(r2);
-        const real rinv2c = rinv * rinv;
-        real       fc;
-        double     vc;
-        if constexpr (kPme)
-        {
-            const real r = r2 * rinv;
-            real       erfc, dErfc;
-            table->evaluate(r, &erfc, &dErfc); // (Ewald: the table exists)
-            vc = double(qq) * (double(erfc * rinv) - shEwald);
-            fc = qq * (erfc * rinv - dErfc) * rinv2c;
-        }
-        else
-        {
-            vc = double(qq) * (double(rinv) + kRf * double(r2) - cRf);
-            fc = qq * (rinv * rinv2c - twoKRf);
-        }
-        // PairKernel: fscal = 0, += LJ, += Coulomb
-        real f = 0;
-        f += flj;
-        f += real(inCoul) * fc;
-        fs[k]  = f;
-        vls[k] = vlj;
-        vcs[k] = double(inCoul) * vc;
+        b.fscal[k] = flj;
+        b.vlj[k]   = vlj;
     }
 }
 
 } // namespace
 
-/* Per i-atom: gather its pairs inside rmax, compute them as one batch
- * (batchForces), then add forces, energies and virial pair by pair in list
- * order, as PairKernel does: the same sums in the same order, so the same
- * bits as the pair-by-pair loop (the reference cell-grid kernel keeps that
- * loop, with the library erfc, as the plain twin). */
+/* Per i-atom: gather its pairs inside rmax into a batch, compute the batch
+ * in one pass (pair_batch.h: SIMD in the double build, the plain loop in
+ * the mixed one; the same bits), then add forces, energies and virial pair
+ * by pair in list order, as PairKernel does: the same sums in the same
+ * order, so the same bits as the pair-by-pair loop (the reference
+ * cell-grid kernel keeps that loop, with the library erfc, as the plain
+ * twin). */
 template<typename Kernel>
 void PairList::computeRange(int begin, int end, const Box& box, const std::vector<Vec3<real>>& x, Kernel& kernel,
                             real rmax2) const
@@ -217,8 +146,25 @@ void PairList::computeRange(int begin, int end, const Box& box, const std::vecto
     const auto& bv = box.vectors();
     static thread_local PairBatch b;
     const InteractionConst& ic = kernel.ic;
-    const bool pme = ic.coulombType == CoulombType::Pme;
-    const bool fsw = ic.vdwModifier == InteractionModifier::ForceSwitch;
+    const PairParameters&   par = *kernel.params;
+    PairBatchSetup          setup(ic, kernel.table, par);
+    const real* __restrict  sq    = par.scaledCharge.data();
+    const int* __restrict   types = par.ljType.data();
+    const int* __restrict   xj    = j_.data();
+    const uint16_t* __restrict shift = shift_.data();
+    const RVec* __restrict  xs    = x.data();
+    // each kind of lattice shift as a displacement, with the sums of the
+    // pair-by-pair kernel; the zero shift is +0, which subtracts exactly
+    static thread_local std::vector<RVec> shiftVec;
+    shiftVec.assign(shiftKinds_.size(), RVec(0, 0, 0));
+    for (size_t s = 1; s < shiftKinds_.size(); s++)
+    {
+        const auto& k = shiftKinds_[s];
+        for (int c = 0; c < 3; c++)
+        {
+            shiftVec[s][c] = real(k[0] * bv(0, c) + k[1] * bv(1, c) + k[2] * bv(2, c));
+        }
+    }
     std::vector<RVec>& f = kernel.f;
     // the virial in locals (a Matrix3 went through memory on every pair);
     // the same terms added in the same order as addVirial's
@@ -236,40 +182,42 @@ void PairList::computeRange(int begin, int end, const Box& box, const std::vecto
         const RVec xi = x[i];
         const int  p0 = start_[i], p1 = start_[i + 1];
         b.reserve(size_t(p1 - p0));
-        int m = 0;
+        int* __restrict     bj = b.j.data();
+        int64_t* __restrict bl = b.ljIndex.data();
+        real* __restrict    bx = b.dx.data();
+        real* __restrict    by = b.dy.data();
+        real* __restrict    bz = b.dz.data();
+        real* __restrict    br = b.r2.data();
+        real* __restrict    bq = b.qj.data();
+        const int64_t       rowI = int64_t(types[i]) * par.numTypes;
+        int                 m    = 0;
+        // every pair is written at m, and m moves on past those inside
+        // rmax: no branch on the distance
         for (int p = p0; p < p1; p++)
         {
-            const int   j = j_[p];
-            const auto& k = shift_[p];
-            RVec        d = xi - x[j];
-            if (k[0] | k[1] | k[2])
+            const int   j  = xj[p];
+            const RVec& xp = xs[j];
+            const RVec& sv = shiftVec[shift[p]];
+            const real  dx = (xi.x - xp.x) - sv.x, dy = (xi.y - xp.y) - sv.y, dz = (xi.z - xp.z) - sv.z;
+            const real  r2 = dx * dx + dy * dy + dz * dz;
+            if (r2 < real(1e-12) && r2 < rmax2) [[unlikely]]
             {
-                for (int c = 0; c < 3; c++)
-                {
-                    d[c] -= real(k[0] * bv(0, c) + k[1] * bv(1, c) + k[2] * bv(2, c));
-                }
+                kernel(i, j, RVec(dx, dy, dz), r2); // names the two atoms and throws
             }
-            const real r2 = norm2(d);
-            if (r2 < rmax2)
-            {
-                if (r2 < real(1e-12))
-                {
-                    kernel(i, j, d, r2); // names the two atoms and throws
-                }
-                b.j[m] = j, b.dx[m] = d.x, b.dy[m] = d.y, b.dz[m] = d.z, b.r2[m] = r2;
-                m++;
-            }
+            bj[m] = j, bx[m] = dx, by[m] = dy, bz[m] = dz, br[m] = r2, bq[m] = sq[j], bl[m] = rowI + types[j];
+            m += r2 < rmax2;
         }
-        if (pme)
+        b.pad(m);
+        setup.qi = sq[i];
+        if (setup.forceSwitch)
         {
-            fsw ? batchForces<true, true>(ic, kernel.table, *kernel.params, i, m, b)
-                : batchForces<true, false>(ic, kernel.table, *kernel.params, i, m, b);
+            switchedLennardJones(ic, setup, m, b);
         }
-        else
-        {
-            fsw ? batchForces<false, true>(ic, kernel.table, *kernel.params, i, m, b)
-                : batchForces<false, false>(ic, kernel.table, *kernel.params, i, m, b);
-        }
+#if PUTMD_DOUBLE
+        pairBatchSimd(setup, m, b);
+#else
+        pairBatchReference(setup, m, b);
+#endif
         for (int k = 0; k < m; k++)
         {
             kernel.vlj += b.vlj[k];

@@ -5,7 +5,8 @@
  * within rlist, each with the lattice shift of its image, so the list stays
  * valid while atoms move until the next search: between searches the
  * kernel recomputes every distance and applies the cut-offs. Stored as one
- * j-list per i (CSR); shifts are small integers per box vector.
+ * j-list per i (CSR); each pair names its kind of lattice shift (integers
+ * per box vector; the list's distinct kinds are few).
  */
 #pragma once
 
@@ -58,7 +59,7 @@ public:
     void releaseMemory()
     {
         std::vector<int>().swap(j_);
-        std::vector<std::array<int8_t, 3>>().swap(shift_);
+        std::vector<uint16_t>().swap(shift_);
         std::vector<std::vector<Vec3<real>>>().swap(threadForces_);
     }
     /* No dynamic pruning for the atom-pair list (exact pairs already). */
@@ -81,7 +82,8 @@ private:
     double                           rlist_ = 0;
     std::vector<int>                 start_; // per i, numAtoms + 1
     std::vector<int>                 j_;
-    std::vector<std::array<int8_t, 3>> shift_;
+    std::vector<uint16_t>            shift_;      // per pair: its kind of lattice shift
+    std::vector<std::array<int, 3>>  shiftKinds_{ { 0, 0, 0 } }; // kind 0: no shift
 };
 
 } // namespace putmd
