@@ -419,11 +419,16 @@ void DomainDecomposition::searchPairs()
     {
         n[d] = nl > 0 ? std::max(1, static_cast<int>((hi[d] - lo[d]) / (rlist_ / kReach))) : 1;
     }
+    // (the cell of a coordinate is monotonic in it: the cells of the atoms
+    // within w of x are those from cellIn(x - w) to cellIn(x + w))
+    auto cellIn = [&](int d, double x) {
+        return std::clamp(static_cast<int>((x - lo[d]) / (hi[d] - lo[d] + 1e-30) * n[d]), 0, n[d] - 1);
+    };
     auto cellOf = [&](const RVec& x) {
         std::array<int, 3> c;
         for (int d = 0; d < 3; d++)
         {
-            c[d] = std::clamp(static_cast<int>((double(x[d]) - lo[d]) / (hi[d] - lo[d] + 1e-30) * n[d]), 0, n[d] - 1);
+            c[d] = cellIn(d, double(x[d]));
         }
         return c;
     };
@@ -448,9 +453,22 @@ void DomainDecomposition::searchPairs()
             cellAtoms[fill[cellOfAtom[a]]++] = a;
         }
     }
-    std::vector<std::vector<int>> localJ(numHome_), nonlocalJ(nl);
+    // the lists are made in CSR directly, i by i, each j-list in the order
+    // the cells are searched (a function of the local coordinates and
+    // their order alone, so every backend and run gets the same lists)
+    localPairs_.start.assign(nl + 1, 0);
+    nonlocalPairs_.start.assign(nl + 1, 0);
+    localPairs_.j.clear();
+    nonlocalPairs_.j.clear();
     const RVec* const  xl   = xLocal_.data();
     const auto* const  zone = zone_.data();
+    std::vector<int>   cand(nl), zoneCell(nl);
+    std::vector<RVec>  xCell(nl);
+    for (int k = 0; k < nl; k++)
+    {
+        xCell[k]    = xl[cellAtoms[k]];
+        zoneCell[k] = zone[cellAtoms[k]];
+    }
     for (int i = 0; i < nl; i++)
     {
         const auto ci = cellXyz[i];
@@ -459,47 +477,58 @@ void DomainDecomposition::searchPairs()
         const int  gi = globalIndex_[i];
         const auto exBegin = global_.exclusions.begin() + global_.exclusionStart[gi];
         const auto exEnd   = global_.exclusions.begin() + global_.exclusionStart[gi + 1];
-        const int  x0 = std::max(0, ci[0] - kReach), x1 = std::min(n[0] - 1, ci[0] + kReach);
-        for (int cz = std::max(0, ci[2] - kReach); cz <= std::min(n[2] - 1, ci[2] + kReach); cz++)
-        {
-            for (int cy = std::max(0, ci[1] - kReach); cy <= std::min(n[1] - 1, ci[1] + kReach); cy++)
+        int        m       = 0; // candidates of i in cand
+        // rows of cells (y, z) nearer than rlist, each only over the x cells
+        // the sphere reaches at that row's y, z distance (bounds widened by
+        // a margin above rounding: the same pairs as the whole 5 x 5 x 5
+        // block, in the same order)
+        constexpr double kMargin = 1e-5; // nm: above float rounding too
+        const double     rl      = rlist_ + kMargin;
+        auto gap = [&](int d, int c) { // from x_i to cell c's slab in d
+            const double width = (hi[d] - lo[d] + 1e-30) / n[d];
+            if (c < ci[d])
             {
-                const int row = (cz * n[1] + cy) * n[0];
+                return std::max(0.0, double(xi[d]) - (lo[d] + (c + 1) * width) - kMargin);
+            }
+            return c > ci[d] ? std::max(0.0, lo[d] + c * width - double(xi[d]) - kMargin) : 0.0;
+        };
+        for (int cz = cellIn(2, xi[2] - rl); cz <= cellIn(2, xi[2] + rl); cz++)
+        {
+            const double gz = gap(2, cz);
+            for (int cy = cellIn(1, xi[1] - rl); cy <= cellIn(1, xi[1] + rl); cy++)
+            {
+                const double gy = gap(1, cy), left = rl * rl - gz * gz - gy * gy;
+                if (left <= 0)
+                {
+                    continue;
+                }
+                const double w   = std::sqrt(left) + kMargin;
+                const int    x0  = cellIn(0, xi[0] - w), x1 = cellIn(0, xi[0] + w);
+                const int    row = (cz * n[1] + cy) * n[0];
+                // the candidates inside rlist, without a branch per atom
+                // (which mispredicts every few atoms), then the exclusions
+                // (coordinates and zones in cell order: read as a stream)
                 for (int k = cellStart[row + x0]; k < cellStart[row + x1 + 1]; k++)
                 {
-                    const int j = cellAtoms[k];
-                    if (j <= i || (zi & zone[j]) != 0 || norm2(xi - xl[j]) >= rl2
-                        || std::binary_search(exBegin, exEnd, globalIndex_[j]))
-                    {
-                        continue;
-                    }
-                    if (j < numHome_)
-                    {
-                        localJ[i].push_back(j);
-                    }
-                    else
-                    {
-                        nonlocalJ[i].push_back(j);
-                    }
+                    const int  j = cellAtoms[k];
+                    const RVec d = xi - xCell[k];
+                    cand[m]      = j;
+                    m += (j > i) & ((zi & zoneCell[k]) == 0) & (norm2(d) < rl2);
                 }
             }
         }
-    }
-    auto toCsr = [nl](std::vector<std::vector<int>>& lists, LocalPairs& out) {
-        out.start.assign(nl + 1, 0);
-        out.j.clear();
-        for (int i = 0; i < nl; i++)
+        for (int c = 0; c < m; c++)
         {
-            if (size_t(i) < lists.size())
+            const int j = cand[c];
+            if (!std::binary_search(exBegin, exEnd, globalIndex_[j]))
             {
-                std::sort(lists[i].begin(), lists[i].end());
-                out.j.insert(out.j.end(), lists[i].begin(), lists[i].end());
+                // (a home i has home and halo j; a halo i only halo j)
+                (j < numHome_ ? localPairs_ : nonlocalPairs_).j.push_back(j);
             }
-            out.start[i + 1] = static_cast<int>(out.j.size());
         }
-    };
-    toCsr(localJ, localPairs_);
-    toCsr(nonlocalJ, nonlocalPairs_);
+        localPairs_.start[i + 1]    = static_cast<int>(localPairs_.j.size());
+        nonlocalPairs_.start[i + 1] = static_cast<int>(nonlocalPairs_.j.size());
+    }
 }
 
 } // namespace putmd
