@@ -10,7 +10,7 @@ namespace putmd
 
 void PairBatch::reserve(size_t n)
 {
-    n = (n + kPad - 1) / kPad * kPad;
+    n = (n + kPad - 1) / kPad * kPad + kPad;
     if (j.size() < n)
     {
         j.resize(n);
@@ -30,6 +30,28 @@ void PairBatch::pad(int m)
     {
         j[k] = 0, ljIndex[k] = 0, dx[k] = dy[k] = dz[k] = 0, r2[k] = 1, qj[k] = 0, fscal[k] = 0, vlj[k] = 0;
     }
+}
+
+int pairGather(const PairGatherInput& in, PairBatch& b, int* tooClose, int m)
+{
+    // every pair is written at m, and m moves on past those inside rmax:
+    // no branch on the distance
+    for (int p = in.p0; p < in.p1; p++)
+    {
+        const int64_t j  = in.j[p];
+        const real*   xj = in.x + 3 * j;
+        const real*   sv = in.shiftVector + 3 * in.shift[p];
+        const real    dx = (in.xi[0] - xj[0]) - sv[0], dy = (in.xi[1] - xj[1]) - sv[1], dz = (in.xi[2] - xj[2]) - sv[2];
+        const real    r2 = dx * dx + dy * dy + dz * dz;
+        if (r2 < real(1e-12) && r2 < in.rmax2 && *tooClose < 0) [[unlikely]]
+        {
+            *tooClose = p;
+        }
+        b.j[m] = j, b.dx[m] = dx, b.dy[m] = dy, b.dz[m] = dz, b.r2[m] = r2, b.qj[m] = in.charge[j];
+        b.ljIndex[m] = in.rowI + in.ljType[j];
+        m += r2 < in.rmax2;
+    }
+    return m;
 }
 
 PairBatchSetup::PairBatchSetup(const InteractionConst& ic, const EwaldTable* table, const PairParameters& par) :

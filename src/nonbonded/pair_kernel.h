@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "core/error.h"
@@ -47,6 +48,7 @@ struct PairParameters
 {
     std::vector<real> scaledCharge;
     std::vector<int>  ljType;
+    std::vector<int64_t> ljTypeWide; // the same, 64 bits wide (gathered by SIMD)
     std::vector<real> c6, c12;
     int               numTypes = 0;
 

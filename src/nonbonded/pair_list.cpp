@@ -19,16 +19,15 @@ void PairList::build(const Topology& top, const Box& box, const std::vector<Vec3
     const int n = static_cast<int>(x.size());
     // the distinct lattice shifts of the list, kind 0 the zero shift
     shiftKinds_.assign(1, { 0, 0, 0 });
-    std::map<std::array<int, 3>, uint16_t> kindOf{ { { 0, 0, 0 }, 0 } };
+    std::map<std::array<int, 3>, int> kindOf{ { { 0, 0, 0 }, 0 } };
     std::array<int, 3>                     lastShift{ 0, 0, 0 };
-    uint16_t                               lastKind = 0;
+    int                                    lastKind = 0;
     // the pairs in the grid's order, then in CSR by i (a counting sort:
     // each j-list keeps the grid's order, which depends on the coordinates
     // alone)
     struct Found
     {
-        int      i, j;
-        uint16_t kind;
+        int i, j, kind;
     };
     std::vector<Found> found;
     found.reserve(j_.size() + j_.size() / 8);
@@ -41,13 +40,9 @@ void PairList::build(const Topology& top, const Box& box, const std::vector<Vec3
                 }
                 if (k != lastShift) // (pairs come cell pair by cell pair: mostly the last one)
                 {
-                    auto [it, added] = kindOf.try_emplace(k, uint16_t(shiftKinds_.size()));
+                    auto [it, added] = kindOf.try_emplace(k, int(shiftKinds_.size()));
                     if (added)
                     {
-                        if (shiftKinds_.size() > UINT16_MAX)
-                        {
-                            throw std::runtime_error("pair list: more than 65536 distinct periodic images");
-                        }
                         shiftKinds_.push_back(k);
                     }
                     lastShift = k;
@@ -94,6 +89,7 @@ void PairParameters::set(const Topology& top, double epsfac)
         scaledCharge[i] = real(s * top.charge[i]);
     }
     ljType   = top.ljType;
+    ljTypeWide.assign(ljType.begin(), ljType.end());
     numTypes = top.numLjTypes;
     c6.assign(top.c6.begin(), top.c6.end());
     c12.assign(top.c12.begin(), top.c12.end());
@@ -150,21 +146,26 @@ void PairList::computeRange(int begin, int end, const Box& box, const std::vecto
     PairBatchSetup          setup(ic, kernel.table, par);
     const real* __restrict  sq    = par.scaledCharge.data();
     const int* __restrict   types = par.ljType.data();
-    const int* __restrict   xj    = j_.data();
-    const uint16_t* __restrict shift = shift_.data();
-    const RVec* __restrict  xs    = x.data();
     // each kind of lattice shift as a displacement, with the sums of the
     // pair-by-pair kernel; the zero shift is +0, which subtracts exactly
-    static thread_local std::vector<RVec> shiftVec;
-    shiftVec.assign(shiftKinds_.size(), RVec(0, 0, 0));
+    static thread_local std::vector<real> shiftVec;
+    shiftVec.assign(3 * shiftKinds_.size(), real(0));
     for (size_t s = 1; s < shiftKinds_.size(); s++)
     {
         const auto& k = shiftKinds_[s];
         for (int c = 0; c < 3; c++)
         {
-            shiftVec[s][c] = real(k[0] * bv(0, c) + k[1] * bv(1, c) + k[2] * bv(2, c));
+            shiftVec[3 * s + c] = real(k[0] * bv(0, c) + k[1] * bv(1, c) + k[2] * bv(2, c));
         }
     }
+    PairGatherInput gather;
+    gather.x           = &x.data()->x;
+    gather.j           = j_.data();
+    gather.shift       = shift_.data();
+    gather.shiftVector = shiftVec.data();
+    gather.charge      = sq;
+    gather.ljType      = par.ljTypeWide.data();
+    gather.rmax2       = rmax2;
     std::vector<RVec>& f = kernel.f;
     // the virial in locals (a Matrix3 went through memory on every pair);
     // the same terms added in the same order as addVirial's
@@ -179,33 +180,19 @@ void PairList::computeRange(int begin, int end, const Box& box, const std::vecto
     const bool withVirial = kernel.computeVirial;
     for (int i = begin; i < end; i++)
     {
-        const RVec xi = x[i];
-        const int  p0 = start_[i], p1 = start_[i + 1];
-        b.reserve(size_t(p1 - p0));
-        int* __restrict     bj = b.j.data();
-        int64_t* __restrict bl = b.ljIndex.data();
-        real* __restrict    bx = b.dx.data();
-        real* __restrict    by = b.dy.data();
-        real* __restrict    bz = b.dz.data();
-        real* __restrict    br = b.r2.data();
-        real* __restrict    bq = b.qj.data();
-        const int64_t       rowI = int64_t(types[i]) * par.numTypes;
-        int                 m    = 0;
-        // every pair is written at m, and m moves on past those inside
-        // rmax: no branch on the distance
-        for (int p = p0; p < p1; p++)
+        gather.p0 = start_[i], gather.p1 = start_[i + 1];
+        b.reserve(size_t(gather.p1 - gather.p0));
+        for (int c = 0; c < 3; c++)
         {
-            const int   j  = xj[p];
-            const RVec& xp = xs[j];
-            const RVec& sv = shiftVec[shift[p]];
-            const real  dx = (xi.x - xp.x) - sv.x, dy = (xi.y - xp.y) - sv.y, dz = (xi.z - xp.z) - sv.z;
-            const real  r2 = dx * dx + dy * dy + dz * dz;
-            if (r2 < real(1e-12) && r2 < rmax2) [[unlikely]]
-            {
-                kernel(i, j, RVec(dx, dy, dz), r2); // names the two atoms and throws
-            }
-            bj[m] = j, bx[m] = dx, by[m] = dy, bz[m] = dz, br[m] = r2, bq[m] = sq[j], bl[m] = rowI + types[j];
-            m += r2 < rmax2;
+            gather.xi[c] = x[i][c];
+        }
+        gather.rowI  = int64_t(types[i]) * par.numTypes;
+        int tooClose = -1;
+        const int m = pairGather(gather, b, &tooClose);
+        if (tooClose >= 0) [[unlikely]]
+        {
+            const int j = j_[tooClose];
+            kernel(i, j, x[i] - x[j], real(0)); // names the two atoms and throws
         }
         b.pad(m);
         setup.qi = sq[i];

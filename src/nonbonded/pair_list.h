@@ -59,7 +59,7 @@ public:
     void releaseMemory()
     {
         std::vector<int>().swap(j_);
-        std::vector<uint16_t>().swap(shift_);
+        std::vector<int>().swap(shift_);
         std::vector<std::vector<Vec3<real>>>().swap(threadForces_);
     }
     /* No dynamic pruning for the atom-pair list (exact pairs already). */
@@ -82,7 +82,7 @@ private:
     double                           rlist_ = 0;
     std::vector<int>                 start_; // per i, numAtoms + 1
     std::vector<int>                 j_;
-    std::vector<uint16_t>            shift_;      // per pair: its kind of lattice shift
+    std::vector<int>                 shift_;      // per pair: its kind of lattice shift
     std::vector<std::array<int, 3>>  shiftKinds_{ { 0, 0, 0 } }; // kind 0: no shift
 };
 
