@@ -36,7 +36,7 @@
 namespace putmd
 {
 
-using fft::Box;
+using FftBox = fft::Box;
 using fft::Complex;
 using fft::Layout;
 using fft::TransposePlan;
@@ -109,7 +109,7 @@ struct PencilFft3d::Impl
     TransposeAlgorithm alg = TransposeAlgorithm::Alltoallv;
     FftCommStats       stats;
 
-    Box    realBox;       // R (order x, y, z)
+    FftBox    realBox;       // R (order x, y, z)
     Layout la, lb, lc;    // A, B, C of this rank
     std::array<int, 2> halo{};    // real planes / rows before the block (x, y)
     long               rsize = 0; // of rbuf: (lx + hx) * (ly + hy) * nz
@@ -130,19 +130,19 @@ struct PencilFft3d::Impl
     {
         auto [x0, lx] = part(n[0], px, i);
         auto [y0, ly] = part(n[1], py, j);
-        return Layout{Box{{x0, y0, 0}, {lx, ly, nzc}}, {0, 1, 2}};
+        return Layout{FftBox{{x0, y0, 0}, {lx, ly, nzc}}, {0, 1, 2}};
     }
     Layout layoutB(int i, int j) const
     {
         auto [x0, lx] = part(n[0], px, i);
         auto [z0, lz] = part(nzc, py, j);
-        return Layout{Box{{x0, 0, z0}, {lx, n[1], lz}}, {0, 2, 1}};
+        return Layout{FftBox{{x0, 0, z0}, {lx, n[1], lz}}, {0, 2, 1}};
     }
     Layout layoutC(int i, int j) const
     {
         auto [y0, ly] = part(n[1], px, i);
         auto [z0, lz] = part(nzc, py, j);
-        return Layout{Box{{0, y0, z0}, {n[0], ly, lz}}, {1, 2, 0}};
+        return Layout{FftBox{{0, y0, z0}, {n[0], ly, lz}}, {1, 2, 0}};
     }
 
     void transpose(fft::Transport& t, TransposePlan& plan, const Complex* src, Complex* dst)
@@ -237,12 +237,12 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
     {
         auto [x0, lx] = part(n[0], m.px, m.ci);
         auto [y0, ly] = part(n[1], m.py, m.cj);
-        m.realBox     = Box{{x0, y0, 0}, {lx, ly, n[2]}};
+        m.realBox     = FftBox{{x0, y0, 0}, {lx, ly, n[2]}};
     }
     m.slab = m.py == 1;
     m.la   = m.layoutA(m.ci, m.cj);
     // slabs have no y-pencil stage (B): no buffer for it
-    m.lb = m.slab ? Layout{Box{{0, 0, 0}, {0, 0, 0}}, {0, 2, 1}} : m.layoutB(m.ci, m.cj);
+    m.lb = m.slab ? Layout{FftBox{{0, 0, 0}, {0, 0, 0}}, {0, 2, 1}} : m.layoutB(m.ci, m.cj);
     m.lc = m.layoutC(m.ci, m.cj);
 
     if (realHalo[0] < 0 || realHalo[1] < 0)

@@ -13,7 +13,7 @@ namespace
 
 /* The excluded pairs of one thread's atom range inside the cut-off,
  * gathered first so that the arithmetic runs as one vectorisable loop. */
-struct PairBatch
+struct ExclusionBatch
 {
     std::vector<int>   i, j;
     std::vector<real>  qq, dx, dy, dz, r2, fscal; // build precision (double in the double build)
@@ -40,7 +40,7 @@ struct PairBatch
  * outside and the pair loop inside, so that the inner loop is one
  * vectorised multiply-add over all pairs (per pair the rule is a chain of
  * dependent operations, 13 deep). */
-void seriesCorrections(const EwaldCorrection& series, PairBatch& b)
+void seriesCorrections(const EwaldCorrection& series, ExclusionBatch& b)
 {
     const int   n     = int(b.qq.size());
     const float scale = float(2 / series.smax);
@@ -137,7 +137,7 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
     for (int t = 0; t < nt; t++)
     {
         Share&                  sh    = shares[t];
-        static thread_local PairBatch b;
+        static thread_local ExclusionBatch b;
         b.resize(0);
         const int begin = static_cast<int>(long(top.numAtoms) * t / nt);
         const int end   = static_cast<int>(long(top.numAtoms) * (t + 1) / nt);
