@@ -28,7 +28,7 @@ void PairBatch::pad(int m)
 {
     for (int k = m; k % kPad != 0; k++)
     {
-        j[k] = 0, ljIndex[k] = 0, dx[k] = dy[k] = dz[k] = 0, r2[k] = 1, qj[k] = 0, fscal[k] = 0, vlj[k] = 0;
+        ljIndex[k] = 0, r2[k] = 1, qj[k] = 0, fscal[k] = 0, vlj[k] = 0;
     }
 }
 
@@ -38,8 +38,8 @@ int pairGather(const PairGatherInput& in, PairBatch& b, int* tooClose, int m)
     // no branch on the distance
     for (int p = in.p0; p < in.p1; p++)
     {
-        const int64_t j  = in.j[p];
-        const real*   xj = in.x + 3 * j;
+        const int     j  = in.j[p];
+        const real*   xj = in.x + 3 * int64_t(j);
         const real*   sv = in.shiftVector + 3 * in.shift[p];
         const real    dx = (in.xi[0] - xj[0]) - sv[0], dy = (in.xi[1] - xj[1]) - sv[1], dz = (in.xi[2] - xj[2]) - sv[2];
         const real    r2 = dx * dx + dy * dy + dz * dz;
@@ -68,14 +68,9 @@ PairBatchSetup::PairBatchSetup(const InteractionConst& ic, const EwaldTable* tab
     pme(ic.coulombType == CoulombType::Pme),
     forceSwitch(ic.vdwModifier == InteractionModifier::ForceSwitch)
 {
-    if (pme && table)
+    if (pme)
     {
         this->table = table;
-        tableValue = table->values();
-        tableSlope = table->slopes();
-        tableScale = table->scale();
-        tableH     = table->spacing();
-        tableLast  = table->last();
     }
 }
 

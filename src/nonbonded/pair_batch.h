@@ -35,14 +35,15 @@ struct PairBatch
 {
     static constexpr int kPad = 8; // the widest register: 8 doubles
 
-    std::vector<int64_t> j;
+    std::vector<int>     j;
     std::vector<int64_t> ljIndex; // rowI + type[j]: the C6/C12 matrix entry
     std::vector<real>    dx, dy, dz, r2, qj, fscal;
     std::vector<double>  vlj, vcoul;
 
     /* Room for n pairs, the padding, and a register written past them. */
     void reserve(size_t n);
-    /* Fills [m, m rounded up to kPad) with harmless pairs. */
+    /* Fills [m, m rounded up to kPad) with harmless pairs (the fields
+     * the pass reads). */
     void pad(int m);
 };
 
@@ -56,7 +57,7 @@ struct PairGatherInput
     const int*  shift       = nullptr;
     const real* shiftVector = nullptr; // 3 per kind of shift; kind 0 is +0
     const real* charge      = nullptr; // scaled charges
-    const int64_t* ljType   = nullptr; // LJ type of each atom
+    const int*  ljType      = nullptr; // LJ type of each atom
     int64_t     rowI        = 0;       // type[i] x number of types
     real        rmax2       = 0;
     int         p0 = 0, p1 = 0;
@@ -64,10 +65,11 @@ struct PairGatherInput
 
 /* Writes the pairs with r^2 < rmax2 to the batch from position m on (j,
  * displacement x_i - x_j - shift, r^2, charge of j, C6/C12 index) in list
- * order and returns the batch's new size; *tooClose is set to a list position p of a pair inside
- * rmax with r^2 < 1e-12 (the caller names its atoms), else left alone. */
-/* (A SIMD twin with gathers and compressed stores was 17% slower on
- * AVX-512 and AVX2: the plain loop is the only one.) */
+ * order and returns the batch's new size; *tooClose is set to the list
+ * position of the first pair inside rmax with r^2 < 1e-12 (the caller
+ * names its atoms), else left alone. (A SIMD twin with gathers and
+ * compressed stores was 17% slower on AVX-512 and AVX2: the plain loop is
+ * the only one.) */
 int pairGather(const PairGatherInput& in, PairBatch& b, int* tooClose, int m = 0);
 
 /* What the pass needs besides the batch: the i-atom's charge (scaled) and
@@ -76,11 +78,7 @@ struct PairBatchSetup
 {
     const real* c6  = nullptr; // the C6/C12 matrix of PairParameters
     const real* c12 = nullptr;
-    const EwaldTable* table = nullptr; // PME only; its nodes for the SIMD loop:
-    const real* tableValue = nullptr;
-    const real* tableSlope = nullptr;
-    real        tableScale = 0, tableH = 0;
-    int         tableLast  = 0;
+    const EwaldTable* table = nullptr; // PME only
     real        qi = 0, rvdw2 = 0, rcoul2 = 0, shift6 = 0, shift12 = 0, twoKRf = 0;
     double      shEwald = 0, kRf = 0, cRf = 0;
     bool        pme = false, forceSwitch = false;

@@ -17,6 +17,7 @@
 
 #include <hwy/highway.h>
 
+#include "nonbonded/ewald_table.h"
 #include "nonbonded/pair_batch.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -39,8 +40,11 @@ void batch(const PairBatchSetup& s, int m, PairBatch& b)
     const V shift6 = hn::Set(d, s.shift6), shift12 = hn::Set(d, s.shift12);
     const V shEwald = hn::Set(d, s.shEwald), kRf = hn::Set(d, s.kRf), cRf = hn::Set(d, s.cRf);
     const V twoKRf  = hn::Set(d, s.twoKRf);
-    const V scale = hn::Set(d, s.tableScale), h = hn::Set(d, s.tableH);
-    const auto lastNode = hn::Set(di, int64_t(s.tableLast) - 1);
+    // the Ewald table's nodes (PME only)
+    const real* tableValue = kPme ? s.table->values() : nullptr;
+    const real* tableSlope = kPme ? s.table->slopes() : nullptr;
+    const V     scale      = hn::Set(d, kPme ? s.table->scale() : 0.0), h = hn::Set(d, kPme ? s.table->spacing() : 0.0);
+    const auto  lastNode   = hn::Set(di, kPme ? int64_t(s.table->last()) - 1 : 0);
     const size_t N = hn::Lanes(d);
     for (size_t k = 0; k < size_t(m); k += N) // the batch is padded to kPad >= N
     {
@@ -78,9 +82,9 @@ void batch(const PairBatchSetup& s, int m, PairBatch& b)
             const auto i  = hn::Min(hn::ConvertTo(di, x), lastNode);
             const auto i1 = hn::Add(i, hn::Set(di, 1));
             const V    t  = hn::Sub(x, hn::ConvertTo(d, i));
-            const V    g0 = hn::GatherIndex(d, s.tableValue, i), g1 = hn::GatherIndex(d, s.tableValue, i1);
-            const V    d0 = hn::Mul(hn::GatherIndex(d, s.tableSlope, i), h);
-            const V    d1 = hn::Mul(hn::GatherIndex(d, s.tableSlope, i1), h);
+            const V    g0 = hn::GatherIndex(d, tableValue, i), g1 = hn::GatherIndex(d, tableValue, i1);
+            const V    d0 = hn::Mul(hn::GatherIndex(d, tableSlope, i), h);
+            const V    d1 = hn::Mul(hn::GatherIndex(d, tableSlope, i1), h);
             const V    t2 = hn::Mul(t, t), t3 = hn::Mul(t2, t);
             // (2 t3 - 3 t2 + 1) g0 + (t3 - 2 t2 + t) d0 + (-2 t3 + 3 t2) g1 + (t3 - t2) d1
             const V a0 = hn::Add(hn::Sub(hn::Mul(two, t3), hn::Mul(three, t2)), one);

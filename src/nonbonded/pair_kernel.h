@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cmath>
-#include <cstdint>
 #include <vector>
 
 #include "core/error.h"
@@ -48,7 +47,6 @@ struct PairParameters
 {
     std::vector<real> scaledCharge;
     std::vector<int>  ljType;
-    std::vector<int64_t> ljTypeWide; // the same, 64 bits wide (gathered by SIMD)
     std::vector<real> c6, c12;
     int               numTypes = 0;
 

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <exception>
 #include <map>
-#include <stdexcept>
 
 #include "nonbonded/cell_grid.h"
 #include "nonbonded/exclusion_corrections.h"
@@ -89,7 +88,6 @@ void PairParameters::set(const Topology& top, double epsfac)
         scaledCharge[i] = real(s * top.charge[i]);
     }
     ljType   = top.ljType;
-    ljTypeWide.assign(ljType.begin(), ljType.end());
     numTypes = top.numLjTypes;
     c6.assign(top.c6.begin(), top.c6.end());
     c12.assign(top.c12.begin(), top.c12.end());
@@ -164,7 +162,7 @@ void PairList::computeRange(int begin, int end, const Box& box, const std::vecto
     gather.shift       = shift_.data();
     gather.shiftVector = shiftVec.data();
     gather.charge      = sq;
-    gather.ljType      = par.ljTypeWide.data();
+    gather.ljType      = types;
     gather.rmax2       = rmax2;
     std::vector<RVec>& f = kernel.f;
     // the virial in locals (a Matrix3 went through memory on every pair);
