@@ -34,22 +34,45 @@ void PairBatch::pad(int m)
 
 int pairGather(const PairGatherInput& in, PairBatch& b, int* tooClose, int m)
 {
+    // everything in locals and restricted pointers: the stores to the batch
+    // could otherwise change `in` (rmax2 and xi are doubles too), and each
+    // pair would load them again
+    const real* __restrict x     = in.x;
+    const int* __restrict  jl    = in.j;
+    const int* __restrict  sl    = in.shift;
+    const real* __restrict shv   = in.shiftVector;
+    const real* __restrict q     = in.charge;
+    const int* __restrict  type  = in.ljType;
+    int* __restrict        bj    = b.j.data();
+    int64_t* __restrict    bl    = b.ljIndex.data();
+    real* __restrict       bdx   = b.dx.data();
+    real* __restrict       bdy   = b.dy.data();
+    real* __restrict       bdz   = b.dz.data();
+    real* __restrict       br2   = b.r2.data();
+    real* __restrict       bq    = b.qj.data();
+    const real             xi0 = in.xi[0], xi1 = in.xi[1], xi2 = in.xi[2], rmax2 = in.rmax2;
+    const int64_t          rowI  = in.rowI;
+    int                    close = -1;
     // every pair is written at m, and m moves on past those inside rmax:
     // no branch on the distance
-    for (int p = in.p0; p < in.p1; p++)
+    for (int p = in.p0, p1 = in.p1; p < p1; p++)
     {
-        const int     j  = in.j[p];
-        const real*   xj = in.x + 3 * int64_t(j);
-        const real*   sv = in.shiftVector + 3 * in.shift[p];
-        const real    dx = (in.xi[0] - xj[0]) - sv[0], dy = (in.xi[1] - xj[1]) - sv[1], dz = (in.xi[2] - xj[2]) - sv[2];
+        const int     j  = jl[p];
+        const real*   xj = x + 3 * int64_t(j);
+        const real*   sv = shv + 3 * sl[p];
+        const real    dx = (xi0 - xj[0]) - sv[0], dy = (xi1 - xj[1]) - sv[1], dz = (xi2 - xj[2]) - sv[2];
         const real    r2 = dx * dx + dy * dy + dz * dz;
-        if (r2 < real(1e-12) && r2 < in.rmax2 && *tooClose < 0) [[unlikely]]
+        if (r2 < real(1e-12) && r2 < rmax2 && close < 0) [[unlikely]]
         {
-            *tooClose = p;
+            close = p;
         }
-        b.j[m] = j, b.dx[m] = dx, b.dy[m] = dy, b.dz[m] = dz, b.r2[m] = r2, b.qj[m] = in.charge[j];
-        b.ljIndex[m] = in.rowI + in.ljType[j];
-        m += r2 < in.rmax2;
+        bj[m] = j, bdx[m] = dx, bdy[m] = dy, bdz[m] = dz, br2[m] = r2, bq[m] = q[j];
+        bl[m] = rowI + type[j];
+        m += r2 < rmax2;
+    }
+    if (close >= 0 && *tooClose < 0)
+    {
+        *tooClose = close;
     }
     return m;
 }

@@ -167,14 +167,10 @@ void PairList::computeRange(int begin, int end, const Box& box, const std::vecto
     std::vector<RVec>& f = kernel.f;
     // the virial in locals (a Matrix3 went through memory on every pair);
     // the same terms added in the same order as addVirial's
-    double vir[3][3];
-    for (int a = 0; a < 3; a++)
-    {
-        for (int c = 0; c < 3; c++)
-        {
-            vir[a][c] = kernel.virial(a, c);
-        }
-    }
+    double vxx = kernel.virial(0, 0), vxy = kernel.virial(0, 1), vxz = kernel.virial(0, 2);
+    double vyx = kernel.virial(1, 0), vyy = kernel.virial(1, 1), vyz = kernel.virial(1, 2);
+    double vzx = kernel.virial(2, 0), vzy = kernel.virial(2, 1), vzz = kernel.virial(2, 2);
+    double vljSum = kernel.vlj, vcoulSum = kernel.vcoul;
     const bool withVirial = kernel.computeVirial;
     for (int i = begin; i < end; i++)
     {
@@ -203,36 +199,59 @@ void PairList::computeRange(int begin, int end, const Box& box, const std::vecto
 #else
         pairBatchReference(setup, m, b);
 #endif
+        // the i-atom's force, the energies and the virial in locals: through
+        // the references, every pair's stores to f could change them, so
+        // each pair would load and store them again (a chain through memory)
+        real           fix = f[i][0], fiy = f[i][1], fiz = f[i][2];
+        const real* __restrict dx = b.dx.data();
+        const real* __restrict dy = b.dy.data();
+        const real* __restrict dz = b.dz.data();
+        const real* __restrict fs = b.fscal.data();
+        const int* __restrict  jk = b.j.data();
         for (int k = 0; k < m; k++)
         {
-            kernel.vlj += b.vlj[k];
-            kernel.vcoul += b.vcoul[k];
-            const real fscal = b.fscal[k];
+            vljSum += b.vlj[k];
+            vcoulSum += b.vcoul[k];
+            const real fscal = fs[k];
             if (fscal == 0)
             {
                 continue;
             }
-            const RVec d(b.dx[k], b.dy[k], b.dz[k]);
-            const RVec fi = d * fscal;
-            f[i] += fi;
-            f[b.j[k]] -= fi;
+            const real fx = dx[k] * fscal, fy = dy[k] * fscal, fz = dz[k] * fscal;
+            fix += fx;
+            fiy += fy;
+            fiz += fz;
+            RVec& fj = f[jk[k]];
+            fj[0] -= fx;
+            fj[1] -= fy;
+            fj[2] -= fz;
             if (withVirial)
             {
-                for (int a = 0; a < 3; a++)
-                {
-                    for (int c = 0; c < 3; c++)
-                    {
-                        vir[a][c] -= 0.5 * double(d[a]) * double(fi[c]);
-                    }
-                }
+                // vir[a][c] -= 0.5 d[a] f[c], as addVirial's terms
+                const double hx = 0.5 * double(dx[k]), hy = 0.5 * double(dy[k]), hz = 0.5 * double(dz[k]);
+                vxx -= hx * double(fx);
+                vxy -= hx * double(fy);
+                vxz -= hx * double(fz);
+                vyx -= hy * double(fx);
+                vyy -= hy * double(fy);
+                vyz -= hy * double(fz);
+                vzx -= hz * double(fx);
+                vzy -= hz * double(fy);
+                vzz -= hz * double(fz);
             }
         }
+        f[i][0] = fix;
+        f[i][1] = fiy;
+        f[i][2] = fiz;
     }
+    kernel.vlj   = vljSum;
+    kernel.vcoul = vcoulSum;
+    const double virOut[3][3] = { { vxx, vxy, vxz }, { vyx, vyy, vyz }, { vzx, vzy, vzz } };
     for (int a = 0; a < 3; a++)
     {
         for (int c = 0; c < 3; c++)
         {
-            kernel.virial(a, c) = vir[a][c];
+            kernel.virial(a, c) = virOut[a][c];
         }
     }
 }
