@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -47,9 +48,29 @@ public:
      * czEnd): disjoint slabs cover every pair once (for threads). */
     template<typename Fn>
     void forEachPairWithShift(Fn&& fn, int czBegin, int czEnd) const;
+
+    /* As forEachPairWithShift over every cell, with cellDone(c) called when
+     * the pairs whose first atom is in cell c have all been given (they come
+     * cell by cell): a caller can file each cell's pairs while they are in
+     * cache. */
+    template<typename Fn, typename CellDone>
+    void forEachPairByCell(Fn&& fn, CellDone&& cellDone) const { forEachPairWithShift(fn, 0, n_[2], cellDone); }
+
     int numCellsZ() const { return n_[2]; }
+    int numCells() const { return static_cast<int>(cellStart_.size()) - 1; }
+    /* The atoms of cell c are atomAt(a) for a in [cellBegin(c), cellEnd(c)). */
+    int cellBegin(int c) const { return cellStart_[c]; }
+    int cellEnd(int c) const { return cellStart_[c + 1]; }
+    int atomAt(int a) const { return order_[a]; }
 
 private:
+    struct NoCellDone
+    {
+        void operator()(int) const {}
+    };
+    template<typename Fn, typename CellDone = NoCellDone>
+    void forEachPairWithShift(Fn&& fn, int czBegin, int czEnd, CellDone&& cellDone) const;
+
     int cellIndex(int cx, int cy, int cz) const { return (cz * n_[1] + cy) * n_[0] + cx; }
 
     Box                     box_;
@@ -65,8 +86,15 @@ private:
 template<typename Fn>
 void CellGrid::forEachPairWithShift(Fn&& fn, int czBegin, int czEnd) const
 {
-    const Matrix3& b = box_.vectors();
-    const real     rc2 = real(rc2_);
+    forEachPairWithShift(fn, czBegin, czEnd, NoCellDone{});
+}
+
+template<typename Fn, typename CellDone>
+void CellGrid::forEachPairWithShift(Fn&& fn, int czBegin, int czEnd, CellDone&& cellDone) const
+{
+    const Matrix3&   b = box_.vectors();
+    const real       rc2 = real(rc2_);
+    std::vector<int> hits; // candidates of one atom in one cell that are pairs
     for (int cz = czBegin; cz < czEnd; cz++)
     {
         for (int cy = 0; cy < n_[1]; cy++)
@@ -87,32 +115,38 @@ void CellGrid::forEachPairWithShift(Fn&& fn, int czBegin, int czEnd) const
                                                    real(sx * b(0, 1) + sy * b(1, 1) + sz * b(2, 1)),
                                                    real(sx * b(0, 2) + sy * b(1, 2) + sz * b(2, 2)));
                             const int  nc = cellIndex(wx, wy, wz);
+                            const int nb = cellStart_[nc], ne = cellStart_[nc + 1];
+                            hits.resize(std::max<size_t>(hits.size(), size_t(ne - nb)));
                             for (int a = cellStart_[c]; a < cellStart_[c + 1]; a++)
                             {
                                 const int        i  = order_[a];
                                 const Vec3<real> xi = xs_[a] - shift;
-                                for (int bb = cellStart_[nc]; bb < cellStart_[nc + 1]; bb++)
+                                // the candidates first, without a branch (half fail j > i
+                                // at random, and most of the rest r^2 < rc^2), then the pairs
+                                int m = 0;
+                                for (int bb = nb; bb < ne; bb++)
                                 {
-                                    const int j = order_[bb];
-                                    if (j <= i)
-                                    {
-                                        continue;
-                                    }
-                                    const Vec3<real> d  = xi - xs_[bb];
-                                    const real       r2 = norm2(d);
-                                    if (r2 < rc2)
-                                    {
-                                        const auto& wi = wrap_[a];
-                                        const auto& wj = wrap_[bb];
-                                        const std::array<int, 3> k = { sx + wi[0] - wj[0], sy + wi[1] - wj[1],
-                                                                       sz + wi[2] - wj[2] };
-                                        fn(i, j, d, r2, k);
-                                    }
+                                    const Vec3<real> d = xi - xs_[bb];
+                                    hits[m]            = bb;
+                                    m += (order_[bb] > i) & (norm2(d) < rc2);
+                                }
+                                for (int h = 0; h < m; h++)
+                                {
+                                    const int          bb = hits[h];
+                                    const int          j  = order_[bb];
+                                    const Vec3<real>   d  = xi - xs_[bb];
+                                    const real         r2 = norm2(d);
+                                    const auto&        wi = wrap_[a];
+                                    const auto&        wj = wrap_[bb];
+                                    const std::array<int, 3> k = { sx + wi[0] - wj[0], sy + wi[1] - wj[1],
+                                                                   sz + wi[2] - wj[2] };
+                                    fn(i, j, d, r2, k);
                                 }
                             }
                         }
                     }
                 }
+                cellDone(c);
             }
         }
     }

@@ -290,9 +290,9 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             for (int u = 0; u < U; u++)
             {
                 const int j = u / R, r = u % R;
-                dx[u] = hn::Sub(xi[r], xj[j]);
-                dy[u] = hn::Sub(yi[r], yj[j]);
-                dz[u] = hn::Sub(zi[r], zj[j]);
+                dx[u] = hn::Sub(xj[j], xi[r]);
+                dy[u] = hn::Sub(yj[j], yi[r]);
+                dz[u] = hn::Sub(zj[j], zi[r]);
             }
             PUTMD_UNROLL
             for (int u = 0; u < U; u++)
@@ -463,9 +463,9 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             for (int u = 0; u < U; u++)
             {
                 const int r = u % R;
-                fix[r] = hn::MulAdd(fscal[u], dx[u], fix[r]);
-                fiy[r] = hn::MulAdd(fscal[u], dy[u], fiy[r]);
-                fiz[r] = hn::MulAdd(fscal[u], dz[u], fiz[r]);
+                fix[r] = hn::NegMulAdd(fscal[u], dx[u], fix[r]);
+                fiy[r] = hn::NegMulAdd(fscal[u], dy[u], fiy[r]);
+                fiz[r] = hn::NegMulAdd(fscal[u], dz[u], fiz[r]);
             }
             PUTMD_UNROLL
             for (int j = 0; j < NJ; j++)
@@ -476,9 +476,9 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
                 for (int r = 0; r < R; r++)
                 {
                     const int u = j * R + r;
-                    wx = hn::MulAdd(fscal[u], dx[u], wx);
-                    wy = hn::MulAdd(fscal[u], dy[u], wy);
-                    wz = hn::MulAdd(fscal[u], dz[u], wz);
+                    wx = hn::NegMulAdd(fscal[u], dx[u], wx);
+                    wy = hn::NegMulAdd(fscal[u], dy[u], wy);
+                    wz = hn::NegMulAdd(fscal[u], dz[u], wz);
                 }
                 hn::Store(wx, d, w);
                 hn::Store(wy, d, w + W);

@@ -8,22 +8,6 @@
 namespace putmd
 {
 
-void PairBatch::reserve(size_t n)
-{
-    n = (n + kPad - 1) / kPad * kPad + kPad;
-    if (j.size() < n)
-    {
-        j.resize(n);
-        ljIndex.resize(n);
-        for (auto* a : { &dx, &dy, &dz, &r2, &qj, &fscal })
-        {
-            a->resize(n);
-        }
-        vlj.resize(n);
-        vcoul.resize(n);
-    }
-}
-
 void PairBatch::pad(int m)
 {
     for (int k = m; k % kPad != 0; k++)
@@ -34,45 +18,45 @@ void PairBatch::pad(int m)
 
 int pairGather(const PairGatherInput& in, PairBatch& b, int* tooClose, int m)
 {
-    // everything in locals and restricted pointers: the stores to the batch
-    // could otherwise change `in` (rmax2 and xi are doubles too), and each
-    // pair would load them again
-    const real* __restrict x     = in.x;
-    const int* __restrict  jl    = in.j;
-    const int* __restrict  sl    = in.shift;
-    const real* __restrict shv   = in.shiftVector;
-    const real* __restrict q     = in.charge;
-    const int* __restrict  type  = in.ljType;
-    int* __restrict        bj    = b.j.data();
-    int64_t* __restrict    bl    = b.ljIndex.data();
-    real* __restrict       bdx   = b.dx.data();
-    real* __restrict       bdy   = b.dy.data();
-    real* __restrict       bdz   = b.dz.data();
-    real* __restrict       br2   = b.r2.data();
-    real* __restrict       bq    = b.qj.data();
+    // locals and restricted pointers: the stores to the batch could
+    // otherwise change `in` (rmax2 and xi are doubles too), and each pair
+    // would load them again
+    const real* __restrict xq   = in.xq;
+    const int* __restrict  jl   = in.j;
+    const int* __restrict  sl   = in.shift;
+    const real* __restrict shv  = in.shiftVector;
+    const int* __restrict  type = in.ljType;
     const real             xi0 = in.xi[0], xi1 = in.xi[1], xi2 = in.xi[2], rmax2 = in.rmax2;
-    const int64_t          rowI  = in.rowI;
-    int                    close = -1;
+    const int64_t          rowI = in.rowI;
+    real                   r2min = rmax2;
     // every pair is written at m, and m moves on past those inside rmax:
     // no branch on the distance
     for (int p = in.p0, p1 = in.p1; p < p1; p++)
     {
-        const int     j  = jl[p];
-        const real*   xj = x + 3 * int64_t(j);
-        const real*   sv = shv + 3 * sl[p];
-        const real    dx = (xi0 - xj[0]) - sv[0], dy = (xi1 - xj[1]) - sv[1], dz = (xi2 - xj[2]) - sv[2];
-        const real    r2 = dx * dx + dy * dy + dz * dz;
-        if (r2 < real(1e-12) && r2 < rmax2 && close < 0) [[unlikely]]
-        {
-            close = p;
-        }
-        bj[m] = j, bdx[m] = dx, bdy[m] = dy, bdz[m] = dz, br2[m] = r2, bq[m] = q[j];
-        bl[m] = rowI + type[j];
+        const int   j  = jl[p];
+        const real* xj = xq + 4 * int64_t(j);
+        const real* sv = shv + 3 * sl[p];
+        const real  dx = (xi0 - xj[0]) - sv[0], dy = (xi1 - xj[1]) - sv[1], dz = (xi2 - xj[2]) - sv[2];
+        const real  r2 = dx * dx + dy * dy + dz * dz;
+        r2min          = r2 < r2min ? r2 : r2min;
+        b.j[m] = j, b.dx[m] = dx, b.dy[m] = dy, b.dz[m] = dz, b.r2[m] = r2, b.qj[m] = xj[3];
+        b.ljIndex[m] = rowI + type[j];
         m += r2 < rmax2;
     }
-    if (close >= 0 && *tooClose < 0)
+    if (r2min < real(1e-12) && *tooClose < 0) [[unlikely]]
     {
-        *tooClose = close;
+        // the first such pair, for the caller's message
+        for (int p = in.p0; p < in.p1; p++)
+        {
+            const real* xj = xq + 4 * int64_t(jl[p]);
+            const real* sv = shv + 3 * sl[p];
+            const real  dx = (xi0 - xj[0]) - sv[0], dy = (xi1 - xj[1]) - sv[1], dz = (xi2 - xj[2]) - sv[2];
+            if (dx * dx + dy * dy + dz * dz < real(1e-12))
+            {
+                *tooClose = p;
+                break;
+            }
+        }
     }
     return m;
 }

@@ -19,6 +19,7 @@
  */
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -34,14 +35,19 @@ struct PairParameters;
 struct PairBatch
 {
     static constexpr int kPad = 8; // the widest register: 8 doubles
+    /* Pairs of one batch at most: an atom with more list entries is
+     * gathered and computed in parts of this many entries, in list order
+     * (the same sums). Fixed arrays: every field is at a constant offset
+     * from the batch, so the gather addresses them all from one register
+     * (vectors took one register, or a reload, each). */
+    static constexpr int kCapacity = 1024;
+    static constexpr int kSize     = kCapacity + 2 * kPad; // padding, and a register written past it
 
-    std::vector<int>     j;
-    std::vector<int64_t> ljIndex; // rowI + type[j]: the C6/C12 matrix entry
-    std::vector<real>    dx, dy, dz, r2, qj, fscal;
-    std::vector<double>  vlj, vcoul;
+    std::array<int, kSize>     j;
+    std::array<int64_t, kSize> ljIndex; // rowI + type[j]: the C6/C12 matrix entry
+    std::array<real, kSize>    dx, dy, dz, r2, qj, fscal;
+    std::array<double, kSize>  vlj, vcoul;
 
-    /* Room for n pairs, the padding, and a register written past them. */
-    void reserve(size_t n);
     /* Fills [m, m rounded up to kPad) with harmless pairs (the fields
      * the pass reads). */
     void pad(int m);
@@ -52,11 +58,12 @@ struct PairBatch
 struct PairGatherInput
 {
     real        xi[3]       = {};
-    const real* x           = nullptr; // coordinates, 3 per atom
+    /* x, y, z and the scaled charge of each atom, 4 per atom (one aligned
+     * block: a partner is one cache line, not three) */
+    const real* xq          = nullptr;
     const int*  j           = nullptr;
     const int*  shift       = nullptr;
     const real* shiftVector = nullptr; // 3 per kind of shift; kind 0 is +0
-    const real* charge      = nullptr; // scaled charges
     const int*  ljType      = nullptr; // LJ type of each atom
     int64_t     rowI        = 0;       // type[i] x number of types
     real        rmax2       = 0;
@@ -65,9 +72,10 @@ struct PairGatherInput
 
 /* Writes the pairs with r^2 < rmax2 to the batch from position m on (j,
  * displacement x_i - x_j - shift, r^2, charge of j, C6/C12 index) in list
- * order and returns the batch's new size; *tooClose is set to the list
- * position of the first pair inside rmax with r^2 < 1e-12 (the caller
- * names its atoms), else left alone. (A SIMD twin with gathers and
+ * order and returns the batch's new size; at most PairBatch::kCapacity - m
+ * entries [p0, p1) (the caller cuts longer lists). *tooClose is set to the
+ * list position of the first pair with r^2 < 1e-12 (the caller names its
+ * atoms), else left alone. (A SIMD twin with gathers and
  * compressed stores was 17% slower on AVX-512 and AVX2: the plain loop is
  * the only one.) */
 int pairGather(const PairGatherInput& in, PairBatch& b, int* tooClose, int m = 0);

@@ -21,16 +21,35 @@ void PairList::build(const Topology& top, const Box& box, const std::vector<Vec3
     std::map<std::array<int, 3>, int> kindOf{ { { 0, 0, 0 }, 0 } };
     std::array<int, 3>                     lastShift{ 0, 0, 0 };
     int                                    lastKind = 0;
-    // the pairs in the grid's order, then in CSR by i (a counting sort:
-    // each j-list keeps the grid's order, which depends on the coordinates
-    // alone)
+    /* The pairs come cell by cell, every pair of a cell's atoms (as first
+     * atom) before the next cell's. Each cell's pairs are filed when its
+     * cell is done: grouped by first atom (a counting sort, stable, so each
+     * atom's j-list keeps the grid's order, which depends on the
+     * coordinates alone) and appended to j_. No list of all pairs is made
+     * (for 33,000 atoms it was 110 MB, written, then scattered). */
+    const CellGrid grid(box, x, rlist);
+    std::vector<int> slot(n); // an atom's place in its cell
+    for (int c = 0; c < grid.numCells(); c++)
+    {
+        for (int a = grid.cellBegin(c); a < grid.cellEnd(c); a++)
+        {
+            slot[grid.atomAt(a)] = a - grid.cellBegin(c);
+        }
+    }
     struct Found
     {
         int i, j, kind;
     };
-    std::vector<Found> found;
-    found.reserve(j_.size() + j_.size() / 8);
-    CellGrid(box, x, rlist).forEachPairWithShift(
+    std::vector<Found> found; // the pairs of one cell
+    std::vector<int>   fill;
+    begin_.assign(n, 0);
+    std::vector<int> count(n, 0);
+    const size_t     expected = j_.size() + j_.size() / 8;
+    j_.clear();
+    shift_.clear();
+    j_.reserve(expected);
+    shift_.reserve(expected);
+    grid.forEachPairByCell(
             [&](int i, int j, const Vec3<real>&, real, const std::array<int, 3>& k) {
                 const int b = top.exclusionStart[i], e = top.exclusionStart[i + 1];
                 if (std::binary_search(top.exclusions.begin() + b, top.exclusions.begin() + e, j))
@@ -48,32 +67,52 @@ void PairList::build(const Topology& top, const Box& box, const std::vector<Vec3
                     lastKind  = it->second;
                 }
                 found.push_back({ i, j, lastKind });
+            },
+            [&](int c) {
+                const int first = grid.cellBegin(c), size = grid.cellEnd(c) - first;
+                fill.assign(size, 0);
+                for (const auto& p : found)
+                {
+                    fill[slot[p.i]]++;
+                }
+                int q = static_cast<int>(j_.size());
+                for (int s = 0; s < size; s++)
+                {
+                    const int i = grid.atomAt(first + s);
+                    begin_[i]   = q;
+                    count[i]    = fill[s];
+                    fill[s]     = q;
+                    q += count[i];
+                }
+                j_.resize(q);
+                shift_.resize(q);
+                for (const auto& p : found)
+                {
+                    const int at = fill[slot[p.i]]++;
+                    j_[at]       = p.j;
+                    shift_[at]   = p.kind;
+                }
+                found.clear();
             });
-    start_.assign(n + 1, 0);
-    for (const auto& p : found)
-    {
-        start_[p.i + 1]++;
-    }
+    setCounts(count);
+}
+
+void PairList::setCounts(const std::vector<int>& count)
+{
+    const int n = static_cast<int>(count.size());
+    cumulative_.assign(n + 1, 0);
     for (int i = 0; i < n; i++)
     {
-        start_[i + 1] += start_[i];
-    }
-    j_.resize(found.size());
-    shift_.resize(found.size());
-    std::vector<int> fill(start_.begin(), start_.end() - 1);
-    for (const auto& p : found)
-    {
-        const int q = fill[p.i]++;
-        j_[q]       = p.j;
-        shift_[q]   = p.kind;
+        cumulative_[i + 1] = cumulative_[i] + count[i];
     }
 }
 
 void PairList::setPairs(std::vector<int> start, std::vector<int> j, double rlist)
 {
     rlist_ = rlist;
-    start_ = std::move(start);
-    j_     = std::move(j);
+    begin_.assign(start.begin(), start.end() - 1);
+    cumulative_ = std::move(start); // one CSR: the counts' sums are the starts
+    j_          = std::move(j);
     shift_.assign(j_.size(), 0);
     shiftKinds_.assign(1, { 0, 0, 0 });
     parameters_.ljType.clear(); // the atoms changed: parameters again at the next compute
@@ -156,12 +195,22 @@ void PairList::computeRange(int begin, int end, const Box& box, const std::vecto
             shiftVec[3 * s + c] = real(k[0] * bv(0, c) + k[1] * bv(1, c) + k[2] * bv(2, c));
         }
     }
+    // coordinates and charges packed, one aligned block of 4 per atom
+    struct alignas(4 * sizeof(real)) Packed
+    {
+        real v[4];
+    };
+    static thread_local std::vector<Packed> xq;
+    xq.resize(x.size());
+    for (size_t a = 0; a < x.size(); a++)
+    {
+        xq[a] = { { x[a][0], x[a][1], x[a][2], sq[a] } };
+    }
     PairGatherInput gather;
-    gather.x           = &x.data()->x;
+    gather.xq          = xq.data()->v;
     gather.j           = j_.data();
     gather.shift       = shift_.data();
     gather.shiftVector = shiftVec.data();
-    gather.charge      = sq;
     gather.ljType      = types;
     gather.rmax2       = rmax2;
     std::vector<RVec>& f = kernel.f;
@@ -174,70 +223,75 @@ void PairList::computeRange(int begin, int end, const Box& box, const std::vecto
     const bool withVirial = kernel.computeVirial;
     for (int i = begin; i < end; i++)
     {
-        gather.p0 = start_[i], gather.p1 = start_[i + 1];
-        b.reserve(size_t(gather.p1 - gather.p0));
         for (int c = 0; c < 3; c++)
         {
             gather.xi[c] = x[i][c];
         }
-        gather.rowI  = int64_t(types[i]) * par.numTypes;
-        int tooClose = -1;
-        const int m = pairGather(gather, b, &tooClose);
-        if (tooClose >= 0) [[unlikely]]
-        {
-            const int j = j_[tooClose];
-            kernel(i, j, x[i] - x[j], real(0)); // names the two atoms and throws
-        }
-        b.pad(m);
-        setup.qi = sq[i];
-        if (setup.forceSwitch)
-        {
-            switchedLennardJones(ic, setup, m, b);
-        }
-#if PUTMD_DOUBLE
-        pairBatchSimd(setup, m, b);
-#else
-        pairBatchReference(setup, m, b);
-#endif
+        gather.rowI = int64_t(types[i]) * par.numTypes;
         // the i-atom's force, the energies and the virial in locals: through
         // the references, every pair's stores to f could change them, so
         // each pair would load and store them again (a chain through memory)
-        real           fix = f[i][0], fiy = f[i][1], fiz = f[i][2];
-        const real* __restrict dx = b.dx.data();
-        const real* __restrict dy = b.dy.data();
-        const real* __restrict dz = b.dz.data();
-        const real* __restrict fs = b.fscal.data();
-        const int* __restrict  jk = b.j.data();
-        for (int k = 0; k < m; k++)
+        real fix = f[i][0], fiy = f[i][1], fiz = f[i][2];
+        // the list entries of i in parts of at most a batch
+        const int listEnd = begin_[i] + (cumulative_[i + 1] - cumulative_[i]);
+        for (int p0 = begin_[i]; p0 < listEnd; p0 += PairBatch::kCapacity)
         {
-            vljSum += b.vlj[k];
-            vcoulSum += b.vcoul[k];
-            const real fscal = fs[k];
-            if (fscal == 0)
+            gather.p0    = p0;
+            gather.p1    = std::min(listEnd, p0 + PairBatch::kCapacity);
+            int tooClose = -1;
+            const int m = pairGather(gather, b, &tooClose);
+            if (tooClose >= 0) [[unlikely]]
             {
-                continue;
+                const int j = j_[tooClose];
+                kernel(i, j, x[i] - x[j], real(0)); // names the two atoms and throws
             }
-            const real fx = dx[k] * fscal, fy = dy[k] * fscal, fz = dz[k] * fscal;
-            fix += fx;
-            fiy += fy;
-            fiz += fz;
-            RVec& fj = f[jk[k]];
-            fj[0] -= fx;
-            fj[1] -= fy;
-            fj[2] -= fz;
-            if (withVirial)
+            b.pad(m);
+            setup.qi = sq[i];
+            if (setup.forceSwitch)
             {
-                // vir[a][c] -= 0.5 d[a] f[c], as addVirial's terms
-                const double hx = 0.5 * double(dx[k]), hy = 0.5 * double(dy[k]), hz = 0.5 * double(dz[k]);
-                vxx -= hx * double(fx);
-                vxy -= hx * double(fy);
-                vxz -= hx * double(fz);
-                vyx -= hy * double(fx);
-                vyy -= hy * double(fy);
-                vyz -= hy * double(fz);
-                vzx -= hz * double(fx);
-                vzy -= hz * double(fy);
-                vzz -= hz * double(fz);
+                switchedLennardJones(ic, setup, m, b);
+            }
+#if PUTMD_DOUBLE
+            pairBatchSimd(setup, m, b);
+#else
+            pairBatchReference(setup, m, b);
+#endif
+            const real* __restrict dx = b.dx.data();
+            const real* __restrict dy = b.dy.data();
+            const real* __restrict dz = b.dz.data();
+            const real* __restrict fs = b.fscal.data();
+            const int* __restrict  jk = b.j.data();
+            for (int k = 0; k < m; k++)
+            {
+                vljSum += b.vlj[k];
+                vcoulSum += b.vcoul[k];
+                const real fscal = fs[k];
+                if (fscal == 0)
+                {
+                    continue;
+                }
+                const real fx = dx[k] * fscal, fy = dy[k] * fscal, fz = dz[k] * fscal;
+                fix += fx;
+                fiy += fy;
+                fiz += fz;
+                RVec& fj = f[jk[k]];
+                fj[0] -= fx;
+                fj[1] -= fy;
+                fj[2] -= fz;
+                if (withVirial)
+                {
+                    // vir[a][c] -= 0.5 d[a] f[c], as addVirial's terms
+                    const double hx = 0.5 * double(dx[k]), hy = 0.5 * double(dy[k]), hz = 0.5 * double(dz[k]);
+                    vxx -= hx * double(fx);
+                    vxy -= hx * double(fy);
+                    vxz -= hx * double(fz);
+                    vyx -= hy * double(fx);
+                    vyy -= hy * double(fy);
+                    vyz -= hy * double(fz);
+                    vzx -= hz * double(fx);
+                    vzy -= hz * double(fy);
+                    vzz -= hz * double(fz);
+                }
             }
         }
         f[i][0] = fix;
@@ -278,7 +332,7 @@ void PairList::compute(const Topology& top, const InteractionConst& ic, const Bo
     for (int t = 1, i = 0; t < nt; t++)
     {
         const long target = static_cast<long>(j_.size()) * t / nt;
-        while (i < n && start_[i] < target)
+        while (i < n && cumulative_[i] < target)
         {
             i++;
         }

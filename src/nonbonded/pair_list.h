@@ -67,6 +67,7 @@ public:
     std::string kernelName() const { return "plain atom-pair list (double precision build)"; }
 
 private:
+    void setCounts(const std::vector<int>& count);
     /* The pairs of atoms [begin, end) into kernel-owned sums. */
     template<typename Kernel>
     void computeRange(int begin, int end, const Box& box, const std::vector<Vec3<real>>& x, Kernel& kernel,
@@ -80,7 +81,12 @@ private:
     std::vector<int>                 threadStart_; // first i of each thread's share
     std::vector<std::vector<Vec3<real>>> threadForces_;
     double                           rlist_ = 0;
-    std::vector<int>                 start_; // per i, numAtoms + 1
+    /* j-list of atom i: j_[begin_[i] + k] for k < cumulative_[i + 1] -
+     * cumulative_[i] (the lists of a build are stored cell by cell, those
+     * of setPairs in atom order); cumulative_ also splits the work among
+     * threads. */
+    std::vector<int>                 begin_;      // per i
+    std::vector<int>                 cumulative_; // numAtoms + 1: pairs of the atoms before i
     std::vector<int>                 j_;
     std::vector<int>                 shift_;      // per pair: its kind of lattice shift
     std::vector<std::array<int, 3>>  shiftKinds_{ { 0, 0, 0 } }; // kind 0: no shift

@@ -72,7 +72,6 @@ TEST(PairBatchSimd, GivesThePlainLoopsBitsOnEveryInstructionSet)
         const int i = 3, m = 45;
         setup.qi    = par.scaledCharge[i];
         PairBatch plain;
-        plain.reserve(m);
         std::uniform_int_distribution<int>     atom(0, n - 1);
         std::uniform_real_distribution<double> r(0.08, ic.rmax);
         for (int k = 0; k < m; k++)
