@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "domdec/candidate_filter.h"
 #include "domdec/domdec.h"
 
 namespace putmd
@@ -462,13 +463,21 @@ void DomainDecomposition::searchPairs()
     nonlocalPairs_.j.clear();
     const RVec* const  xl   = xLocal_.data();
     const auto* const  zone = zone_.data();
-    std::vector<int>   cand(nl), zoneCell(nl);
-    std::vector<RVec>  xCell(nl);
+    // coordinates, indices and zones in cell order, one array each (the
+    // candidate filter reads a row as a stream, a register at a time)
+    const size_t                padded = size_t(nl) + c_candidateSlack; // (read past a row's end)
+    std::vector<real>           xCell(padded), yCell(padded), zCell(padded);
+    std::vector<CandidateIndex> atomCell(padded), zoneCell(padded), cand(padded);
     for (int k = 0; k < nl; k++)
     {
-        xCell[k]    = xl[cellAtoms[k]];
-        zoneCell[k] = zone[cellAtoms[k]];
+        const int a = cellAtoms[k];
+        xCell[k]    = xl[a][0];
+        yCell[k]    = xl[a][1];
+        zCell[k]    = xl[a][2];
+        atomCell[k] = a;
+        zoneCell[k] = zone[a];
     }
+    const CandidateRow cells{ xCell.data(), yCell.data(), zCell.data(), atomCell.data(), zoneCell.data() };
     for (int i = 0; i < nl; i++)
     {
         const auto ci = cellXyz[i];
@@ -478,6 +487,7 @@ void DomainDecomposition::searchPairs()
         const auto exBegin = global_.exclusions.begin() + global_.exclusionStart[gi];
         const auto exEnd   = global_.exclusions.begin() + global_.exclusionStart[gi + 1];
         int        m       = 0; // candidates of i in cand
+        const CandidateQuery query{ xi[0], xi[1], xi[2], i, zi, rl2 };
         // rows of cells (y, z) nearer than rlist, each only over the x cells
         // the sphere reaches at that row's y, z distance (bounds widened by
         // a margin above rounding: the same pairs as the whole 5 x 5 x 5
@@ -505,21 +515,14 @@ void DomainDecomposition::searchPairs()
                 const double w   = std::sqrt(left) + kMargin;
                 const int    x0  = cellIn(0, xi[0] - w), x1 = cellIn(0, xi[0] + w);
                 const int    row = (cz * n[1] + cy) * n[0];
-                // the candidates inside rlist, without a branch per atom
-                // (which mispredicts every few atoms), then the exclusions
-                // (coordinates and zones in cell order: read as a stream)
-                for (int k = cellStart[row + x0]; k < cellStart[row + x1 + 1]; k++)
-                {
-                    const int  j = cellAtoms[k];
-                    const RVec d = xi - xCell[k];
-                    cand[m]      = j;
-                    m += (j > i) & ((zi & zoneCell[k]) == 0) & (norm2(d) < rl2);
-                }
+                // the candidates inside rlist (candidate_filter.h), then the
+                // exclusions
+                m += filterCandidatesSimd(cells, query, cellStart[row + x0], cellStart[row + x1 + 1], cand.data() + m);
             }
         }
         for (int c = 0; c < m; c++)
         {
-            const int j = cand[c];
+            const int j = static_cast<int>(cand[c]);
             if (!std::binary_search(exBegin, exEnd, globalIndex_[j]))
             {
                 // (a home i has home and halo j; a halo i only halo j)
