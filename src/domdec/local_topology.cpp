@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "domdec/candidate_filter.h"
+#include "nonbonded/candidate_filter.h"
 #include "domdec/domdec.h"
 
 namespace putmd
@@ -522,7 +522,7 @@ void DomainDecomposition::searchPairs()
         }
         for (int c = 0; c < m; c++)
         {
-            const int j = static_cast<int>(cand[c]);
+            const int j = cellAtoms[cand[c]];
             if (!std::binary_search(exBegin, exEnd, globalIndex_[j]))
             {
                 // (a home i has home and halo j; a halo i only halo j)

@@ -62,6 +62,19 @@ CellGrid::CellGrid(const Box& box, const std::vector<Vec3<real>>& x, double rc) 
         xs_[pos]      = Vec3<real>(wrapped[i]);
         wrap_[pos]    = wrapOf[i];
     }
+    const size_t padded = size_t(natoms) + c_candidateSlack;
+    xsX_.assign(padded, real(0));
+    xsY_.assign(padded, real(0));
+    xsZ_.assign(padded, real(0));
+    orderIndex_.assign(padded, 0);
+    noZone_.assign(padded, 0);
+    for (int a = 0; a < natoms; a++)
+    {
+        xsX_[a]        = xs_[a][0];
+        xsY_[a]        = xs_[a][1];
+        xsZ_[a]        = xs_[a][2];
+        orderIndex_[a] = order_[a];
+    }
 }
 
 } // namespace putmd

@@ -18,6 +18,7 @@
 #include "core/box.h"
 #include "core/real.h"
 #include "core/vec.h"
+#include "nonbonded/candidate_filter.h"
 
 namespace putmd
 {
@@ -81,6 +82,9 @@ private:
     std::vector<int>        order_;     // topology index of each sorted atom
     std::vector<Vec3<real>> xs_;        // wrapped positions, sorted by cell
     std::vector<std::array<int, 3>> wrap_; // x_wrapped = x - wrap . box, sorted by cell
+    // the same, one array each, padded (the candidate filter reads them)
+    std::vector<real>           xsX_, xsY_, xsZ_;
+    std::vector<CandidateIndex> orderIndex_, noZone_;
 };
 
 template<typename Fn>
@@ -94,7 +98,8 @@ void CellGrid::forEachPairWithShift(Fn&& fn, int czBegin, int czEnd, CellDone&& 
 {
     const Matrix3&   b = box_.vectors();
     const real       rc2 = real(rc2_);
-    std::vector<int> hits; // candidates of one atom in one cell that are pairs
+    std::vector<CandidateIndex> hits; // candidates of one atom in one cell that are pairs (sorted positions)
+    const CandidateRow          row{ xsX_.data(), xsY_.data(), xsZ_.data(), orderIndex_.data(), noZone_.data() };
     for (int cz = czBegin; cz < czEnd; cz++)
     {
         for (int cy = 0; cy < n_[1]; cy++)
@@ -116,23 +121,19 @@ void CellGrid::forEachPairWithShift(Fn&& fn, int czBegin, int czEnd, CellDone&& 
                                                    real(sx * b(0, 2) + sy * b(1, 2) + sz * b(2, 2)));
                             const int  nc = cellIndex(wx, wy, wz);
                             const int nb = cellStart_[nc], ne = cellStart_[nc + 1];
-                            hits.resize(std::max<size_t>(hits.size(), size_t(ne - nb)));
+                            hits.resize(std::max<size_t>(hits.size(), size_t(ne - nb) + c_candidateSlack));
                             for (int a = cellStart_[c]; a < cellStart_[c + 1]; a++)
                             {
                                 const int        i  = order_[a];
                                 const Vec3<real> xi = xs_[a] - shift;
-                                // the candidates first, without a branch (half fail j > i
-                                // at random, and most of the rest r^2 < rc^2), then the pairs
-                                int m = 0;
-                                for (int bb = nb; bb < ne; bb++)
-                                {
-                                    const Vec3<real> d = xi - xs_[bb];
-                                    hits[m]            = bb;
-                                    m += (order_[bb] > i) & (norm2(d) < rc2);
-                                }
+                                // the candidates first (half fail j > i at random, and
+                                // most of the rest r^2 < rc^2; candidate_filter.h), then
+                                // the pairs
+                                const CandidateQuery q{ xi[0], xi[1], xi[2], i, 0, rc2 };
+                                const int m = filterCandidatesSimd(row, q, nb, ne, hits.data());
                                 for (int h = 0; h < m; h++)
                                 {
-                                    const int          bb = hits[h];
+                                    const int          bb = static_cast<int>(hits[h]);
                                     const int          j  = order_[bb];
                                     const Vec3<real>   d  = xi - xs_[bb];
                                     const real         r2 = norm2(d);

@@ -1,12 +1,12 @@
-/* The decomposed search's candidate filter (candidate_filter.h): the plain
+/* The pair searches' candidate filter (candidate_filter.h): the plain
  * twin, and the SIMD one compiled once per instruction set (Highway). */
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "domdec/candidate_filter.cpp"
+#define HWY_TARGET_INCLUDE "nonbonded/candidate_filter.cpp"
 #include <hwy/foreach_target.h> // IWYU pragma: keep
 
 #include <hwy/highway.h>
 
-#include "domdec/candidate_filter.h"
+#include "nonbonded/candidate_filter.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace putmd
@@ -39,7 +39,7 @@ int FilterCandidatesSimd(const CandidateRow& row, const CandidateQuery& q, int b
         const auto atom  = hn::LoadU(di, row.atom + k);
         const auto keepI = hn::And(hn::Gt(atom, iV), hn::Eq(hn::And(hn::LoadU(di, row.zone + k), zV), z0));
         const auto keep  = hn::And(hn::And(keepI, hn::RebindMask(di, hn::Lt(r2, rl2))), lanes);
-        m += static_cast<int>(hn::CompressStore(atom, keep, di, out + m));
+        m += static_cast<int>(hn::CompressStore(hn::Add(hn::Iota(di, 0), hn::Set(di, CandidateIndex(k))), keep, di, out + m));
     };
     const auto all = hn::FirstN(di, W);
     int        k   = begin;
@@ -71,7 +71,7 @@ int filterCandidatesReference(const CandidateRow& row, const CandidateQuery& q, 
     for (int k = begin; k < end; k++)
     {
         const real dx = q.xi - row.x[k], dy = q.yi - row.y[k], dz = q.zi - row.z[k];
-        out[m]        = row.atom[k];
+        out[m]        = k;
         m += (row.atom[k] > q.i) & ((row.zone[k] & q.zone) == 0) & (dx * dx + dy * dy + dz * dz < q.rlist2);
     }
     return m;

@@ -1,13 +1,17 @@
-/* domdec/candidate_filter.h — the innermost loop of the decomposed pair
- * search: which atoms of a row of cells are partners of atom i.
+/* nonbonded/candidate_filter.h — the innermost loop of the pair searches:
+ * which atoms of a run of cells are partners of atom i.
  *
- * DomainDecomposition::searchPairs visits, for each local atom i, the rows
- * of cells within rlist and keeps the atoms j of a row with
- *   j > i, (zone_j & zone_i) == 0 (a pair of two halo zones that no rank
- *   computes is skipped) and |x_i - x_j|^2 < rlist^2,
- * in the order of the row. Most candidates fail (half by the index, most of
- * the rest by the distance), so this loop was half of a decomposed force
- * evaluation's time in the double build. Two twins with the same result:
+ * The decomposed search (DomainDecomposition::searchPairs) visits, for each
+ * local atom i, the rows of cells within rlist; the periodic cell grid of
+ * one rank (CellGrid, the double build's list) the 5 x 5 x 5 cells around
+ * i's. Both keep the atoms j of a run of cells with
+ *   j > i, (zone_j & zone_i) == 0 (decomposed: a pair of two halo zones
+ *   that no rank computes is skipped; zone 0 elsewhere) and
+ *   |x_i - x_j|^2 < rlist^2,
+ * in the order of the run. Most candidates fail (half by the index, most
+ * of the rest by the distance), so this loop was half of a decomposed
+ * force evaluation's time in the double build. Two twins with the same
+ * result:
  *   - filterCandidatesReference: the plain loop (no branch per candidate);
  *   - filterCandidatesSimd (Highway, chosen at run time): W candidates per
  *     register and a compressed store of the kept indices.
@@ -47,8 +51,8 @@ struct CandidateQuery
     real           rlist2 = 0;
 };
 
-/* Writes atom[k] of the kept k in [begin, end) to out[0..) in order and
- * returns how many; out needs room for end - begin entries plus
+/* Writes the kept k in [begin, end) (positions in the row's arrays) to
+ * out[0..) in order and returns how many; out needs room for end - begin entries plus
  * c_candidateSlack, and the row's arrays must be readable (any values)
  * c_candidateSlack entries past end: the SIMD twin loads and stores whole
  * registers. */
