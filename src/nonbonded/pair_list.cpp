@@ -195,19 +195,8 @@ void PairList::computeRange(int begin, int end, const Box& box, const std::vecto
             shiftVec[3 * s + c] = real(k[0] * bv(0, c) + k[1] * bv(1, c) + k[2] * bv(2, c));
         }
     }
-    // coordinates and charges packed, one aligned block of 4 per atom
-    struct alignas(4 * sizeof(real)) Packed
-    {
-        real v[4];
-    };
-    static thread_local std::vector<Packed> xq;
-    xq.resize(x.size());
-    for (size_t a = 0; a < x.size(); a++)
-    {
-        xq[a] = { { x[a][0], x[a][1], x[a][2], sq[a] } };
-    }
     PairGatherInput gather;
-    gather.xq          = xq.data()->v;
+    gather.xq          = packed_.data()->v;
     gather.j           = j_.data();
     gather.shift       = shift_.data();
     gather.shiftVector = shiftVec.data();
@@ -337,6 +326,13 @@ void PairList::compute(const Topology& top, const InteractionConst& ic, const Bo
             i++;
         }
         threadStart_[t] = i;
+    }
+    // coordinates and charges packed once per call for all threads, one
+    // aligned block of 4 per atom (a partner is one read in the gather)
+    packed_.resize(x.size());
+    for (size_t a = 0; a < x.size(); a++)
+    {
+        packed_[a] = { { x[a][0], x[a][1], x[a][2], parameters_.scaledCharge[a] } };
     }
     threadForces_.resize(nt - 1);
     std::vector<double>             vlj(nt, 0), vcoul(nt, 0);

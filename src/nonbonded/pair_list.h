@@ -80,6 +80,11 @@ private:
     double                           ewaldTableBeta_ = 0, ewaldTableRange_ = 0;
     std::vector<int>                 threadStart_; // first i of each thread's share
     std::vector<std::vector<Vec3<real>>> threadForces_;
+    struct alignas(4 * sizeof(real)) Packed
+    {
+        real v[4]; // x, y, z, scaled charge
+    };
+    std::vector<Packed>              packed_; // per atom, made by compute()
     double                           rlist_ = 0;
     /* j-list of atom i: j_[begin_[i] + k] for k < cumulative_[i + 1] -
      * cumulative_[i] (the lists of a build are stored cell by cell, those
