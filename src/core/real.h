@@ -8,6 +8,10 @@
  */
 #pragma once
 
+#ifdef PUTMD_PRECISION_NEUTRAL
+#error "core/real.h in a source compiled once for both precisions: move the file out of PUTMD_NEUTRAL_SOURCES (or PUTMD_APP_NEUTRAL_SOURCES) in CMakeLists.txt"
+#endif
+
 #ifndef PUTMD_DOUBLE
 #define PUTMD_DOUBLE 0
 #endif

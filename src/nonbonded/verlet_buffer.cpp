@@ -18,8 +18,6 @@ namespace putmd
 namespace
 {
 
-constexpr double pi = units::pi;
-
 /* -V', V'' and -V''' at the cut-off, per unit C6, C12 or charge product. */
 struct PotentialDerivatives
 {
@@ -119,8 +117,8 @@ void approximate2Dof(double s2, double x, double* shift, double* scale)
 {
     const double ex = std::exp(-x * x / (2 * s2));
     const double er = std::erfc(x / std::sqrt(2 * s2));
-    *shift          = -x + std::sqrt(2 * s2 / pi) * ex / er;
-    *scale          = 0.5 * pi * std::exp(ex * ex / (pi * er * er)) * er;
+    *shift          = -x + std::sqrt(2 * s2 / units::pi) * ex / er;
+    *scale          = 0.5 * units::pi * std::exp(ex * ex / (units::pi * er * er)) * er;
 }
 
 /* The part of a pair's energy error that depends on the displacements and
@@ -155,7 +153,7 @@ DriftShape driftShape(bool constrainedI, bool constrainedJ, double s2, double s2
                 d.scale *= sc;
             }
         }
-        cExp  = std::exp(-rsh * rsh / (2 * s2)) / std::sqrt(2 * pi);
+        cExp  = std::exp(-rsh * rsh / (2 * s2)) / std::sqrt(2 * units::pi);
         cErfc = 0.5 * std::erfc(rsh / std::sqrt(2 * s2));
     }
     const double s    = std::sqrt(s2);
@@ -216,7 +214,7 @@ PotentialDerivatives elecDerivatives(const MdpOptions& mdp)
     {
         const double beta = ewaldCoefficient(rc, mdp.ewaldRtol);
         const double br   = beta * rc;
-        const double g    = 2 / std::sqrt(pi) * std::exp(-br * br);
+        const double g    = 2 / std::sqrt(units::pi) * std::exp(-br * br);
         elec.md1          = elfac * (beta * g / rc + std::erfc(br) / (rc * rc));
         elec.d2           = elfac / (rc * rc) * (2 * beta * (1 + br * br) * g + 2 * std::erfc(br) / rc);
         return elec;
@@ -258,7 +256,7 @@ double surfaceFraction(int clusterSize, double particleDistance, double rlist)
         {
             const double d2     = d * d;
             const double series = 1.0 + 5.0 / 18.0 * d2 + 7.0 / 45.0 * d2 * d2 + 83.0 / 756.0 * d2 * d2 * d2;
-            areaRel = 1.0 + (6 * std::acos(1 / std::sqrt(3.0)) * d + std::sqrt(3.0) * d2 * series) / pi;
+            areaRel = 1.0 + (6 * std::acos(1 / std::sqrt(3.0)) * d + std::sqrt(3.0) * d2 * series) / units::pi;
             break;
         }
         default: throw InternalError("surfaceFraction: cluster size must be 1, 2 or 4");
@@ -358,7 +356,7 @@ double systemDrift(const DriftModel& m, double rlist)
                 cp.coulomb = driftShape(ki.constrained, kj.constrained, s2, vi.s2Rot, vj.s2Rot, rlist - m.rcoulomb);
                 // line density at the list radius, with the mean r^2 taken
                 // as (rlist + sigma)^2
-                cp.lineDensity = 4 * pi * std::pow(rlist + std::sqrt(s2), 2) / m.volume;
+                cp.lineDensity = 4 * units::pi * std::pow(rlist + std::sqrt(s2), 2) / m.volume;
                 cp.done        = true;
             }
             const double         c6 = top.c6Of(ki.ljType, kj.ljType), c12 = top.c12Of(ki.ljType, kj.ljType);
