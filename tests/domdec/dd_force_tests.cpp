@@ -12,9 +12,14 @@
  * halo schedules: backends must give identical bits, schedules agree to
  * rounding.
  *
- * Usage: putmd_dd_force_tests SYSTEM_DIR [conf.gro] [--pme-layouts] (under mpirun -np N)
+ * Usage: putmd_dd_force_tests SYSTEM_DIR [conf.gro] [--pme-layouts] [--staggered]
+ *            [--backends p2p,rma,...]   (under mpirun -np N)
  * --pme-layouts adds every PME layout that fits (npme 0, 1, 2), each with
- * every transpose algorithm and backend.
+ * every transpose algorithm and backend, on the first two frames (the
+ * input and the shift; the backend loop has the random moves).
+ * --backends limits the backends (default: every available one); CMake
+ * gives most entries p2p and one other backend, a few all of them
+ * (tests/domdec/CMakeLists.txt).
  * PUTMD_DD_TEST_FRAMES=N keeps only the first N of the three frames.
  */
 #include <algorithm>
@@ -286,19 +291,41 @@ int main(int argc, char** argv)
     bool        pmeLayouts = false;
     bool        staggered  = false; // --staggered: also load-balanced (staggered) boundaries
     std::string coordinates = "conf.gro";
+    std::vector<comm::Backend> backends{ comm::Backend::P2p, comm::Backend::Rma, comm::Backend::Shm,
+                                         comm::Backend::Shmem };
     for (int i = 2; i < argc; i++)
     {
-        if (std::string(argv[i]) == "--pme-layouts")
+        const std::string arg = argv[i];
+        if (arg == "--pme-layouts")
         {
             pmeLayouts = true;
         }
-        else if (std::string(argv[i]) == "--staggered")
+        else if (arg == "--staggered")
         {
             staggered = true;
         }
+        else if (arg == "--backends" && i + 1 < argc)
+        {
+            backends.clear();
+            std::string names = argv[++i];
+            for (size_t at = 0; at <= names.size();)
+            {
+                const size_t comma = std::min(names.find(',', at), names.size());
+                const auto   b     = comm::parseBackend(names.substr(at, comma - at));
+                if (!b)
+                {
+                    std::fprintf(stderr, "--backends: '%s' is not a backend (p2p, rma, shm, shmem)\n",
+                                 names.substr(at, comma - at).c_str());
+                    comm::Communicator::finalize();
+                    return 2;
+                }
+                backends.push_back(*b);
+                at = comma + 1;
+            }
+        }
         else
         {
-            coordinates = argv[i];
+            coordinates = arg;
         }
     }
     paths.coordinates = dir + "/" + coordinates;
@@ -380,7 +407,7 @@ int main(int argc, char** argv)
         }
     };
     std::map<std::string, std::vector<Result>> staged;
-    for (auto backend : { comm::Backend::P2p, comm::Backend::Rma, comm::Backend::Shm, comm::Backend::Shmem })
+    for (auto backend : backends)
     {
         if (!comm::backendAvailable(backend) || !decomposable(comm::Communicator::worldSize()))
         {
@@ -506,6 +533,10 @@ int main(int argc, char** argv)
     // (alltoallv); within a layout every variant must give the same bits.
     const int n             = comm::Communicator::worldSize();
     int       layoutsTested = 0;
+    // (the input and the shift: atoms change grid owners; the random moves
+    // are the backend loop's)
+    const std::vector<std::vector<RVec>> layoutFrames(frames.begin(),
+                                                      frames.begin() + std::min<size_t>(2, frames.size()));
     for (int npme = 0; pmeLayouts && npme <= std::min(2, n / 2); npme++)
     {
         if (!decomposable(n - npme))
@@ -525,7 +556,8 @@ int main(int argc, char** argv)
         }
         for (auto b : { comm::Backend::Rma, comm::Backend::Shm, comm::Backend::Shmem })
         {
-            if (comm::backendAvailable(b) && (npme == 0 || comm::backendSupportsSubgroups(b)))
+            if (comm::backendAvailable(b) && (npme == 0 || comm::backendSupportsSubgroups(b))
+                && std::find(backends.begin(), backends.end(), b) != backends.end())
             {
                 variants.push_back({ b, TransposeAlgorithm::Alltoallv });
             }
@@ -544,12 +576,12 @@ int main(int argc, char** argv)
                                                   comm::backendName(backend), transposeAlgorithmName(transpose));
             try
             {
-                const auto got = decomposed(world, in, frames, rlist, HaloSchedule::Staged, { npme, transpose });
+                const auto got = decomposed(world, in, layoutFrames, rlist, HaloSchedule::Staged, { npme, transpose });
                 if (world.rank() != 0)
                 {
                     continue;
                 }
-                for (size_t k = 0; k < frames.size(); k++)
+                for (size_t k = 0; k < layoutFrames.size(); k++)
                 {
                     worst = std::max(worst, compare(got[k], want[k], tol, fmt::format("{} {}, frame {}", dir, name, k), kDouble));
                     if (!first.empty())
@@ -573,7 +605,7 @@ int main(int argc, char** argv)
         {
             std::printf("npme %d (%d PP ranks): %d variants (backends x transposes), %zu frames each, largest relative "
                         "difference from one rank %.2e\n",
-                        npme, n - npme, ran, frames.size(), worst);
+                        npme, n - npme, ran, layoutFrames.size(), worst);
         }
     }
     check(decomposable(n) || layoutsTested > 0, fmt::format("{} ranks cannot decompose this box in any layout tested", n));
