@@ -117,9 +117,11 @@ def energies(path):
 
 
 def kill_test(root, ranks):
-    system, nsteps = "water-spce-3k", 300
+    system, nsteps = "water-spce-3k", 150
     ref = fresh_dir(root, "uninterrupted")
+    t0 = time.time()
     run(ref, command(system, ranks, nsteps, ["-cpt", "0"]))
+    whole = time.time() - t0
     work = fresh_dir(root, "killed")
     rng = random.Random(int(os.environ.get("PUTMD_KILL_SEED", "12345")))
     kills, started = 0, time.time()
@@ -127,7 +129,9 @@ def kill_test(root, ranks):
         extra = ["-cpt", "0"] + (["-cpi", "md.cpt"] if os.path.exists(os.path.join(work, "md.cpt")) else [])
         proc = subprocess.Popen(command(system, ranks, nsteps, extra), cwd=work, env=ENV, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
-        delay = rng.uniform(0.5, 3.0)
+        # a random moment within the first 20-60% of an uninterrupted run's
+        # time (start-up included), so kills happen on fast and slow machines
+        delay = rng.uniform(0.2, 0.6) * whole
         try:
             out, err = proc.communicate(timeout=delay)
             if proc.returncode != 0:
