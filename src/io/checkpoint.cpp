@@ -239,6 +239,9 @@ std::vector<std::byte> encodeCheckpoint(const Checkpoint& c)
         }
     }
     b.put(c.pmeRanks);
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            b.put(c.constraintVirial(r, k));
     Writer w;
     w.out.reserve(b.out.size() + 32);
     w.out.insert(w.out.end(), reinterpret_cast<const std::byte*>(kMagic), reinterpret_cast<const std::byte*>(kMagic) + 8);
@@ -392,6 +395,12 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
         {
             r.fail(fmt::format("PME rank count {} is negative", c.pmeRanks));
         }
+    }
+    if (version >= 6)
+    {
+        for (int row = 0; row < 3; row++)
+            for (int k = 0; k < 3; k++)
+                c.constraintVirial(row, k) = r.finite("the constraint virial");
     }
     if (!r.atEnd())
     {

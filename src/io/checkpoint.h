@@ -48,7 +48,7 @@
 namespace putmd
 {
 
-constexpr uint32_t kCheckpointVersion = 5; // versions 1 (no FFT plans), 2 (no box velocity), 3 (no load balancing) and 4 (no PME ranks) are still read
+constexpr uint32_t kCheckpointVersion = 6; // versions 1 (no FFT plans), 2 (no box velocity), 3 (no load balancing), 4 (no PME ranks) and 5 (no constraint virial) are still read
 
 struct CheckpointOutputFile
 {
@@ -93,6 +93,10 @@ struct Checkpoint
     std::vector<double>               dlbLoads;
     double                            ddGroupRadius = -1; // version 4: the update groups' radius (nm; -1: one rank)
     int32_t                           pmeRanks = -1; // version 5: the writer's separate PME ranks (-1: not recorded)
+    /* version 6: velocity Verlet (md-vv) reports a step's pressure with the
+     * constraint virial of the drift before it: that virial, summed over
+     * the ranks (zero for leap-frog, which computes it within the step). */
+    Matrix3 constraintVirial;
 };
 
 std::vector<std::byte> encodeCheckpoint(const Checkpoint& c);

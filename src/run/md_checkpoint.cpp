@@ -17,11 +17,10 @@ namespace putmd::md_detail
 void MdRun::continueFromCheckpoint()
 {
     const std::string& path = options_.continueFrom;
-    if (mdp_.integrator != Integrator::Md)
+    if (mdp_.integrator != Integrator::Md && mdp_.integrator != Integrator::MdVv)
     {
         throw InputError(mdp_.where("integrator"),
-                         "continuing from a checkpoint (-cpi) needs integrator md (leap-frog); md-vv keeps state "
-                         "between steps that the checkpoint does not hold yet");
+                         "continuing from a checkpoint (-cpi) needs a dynamics integrator (md or md-vv)");
     }
     Checkpoint c = readCheckpoint(path);
     if (c.numAtoms != uint64_t(top_.numAtoms))
@@ -75,7 +74,8 @@ std::vector<std::string> MdRun::outputFiles() const
 /* At a search step: is a checkpoint due (the ranks agree)? */
 bool MdRun::checkpointDue(long step, const Progress& progress)
 {
-    if (options_.checkpointMinutes < 0 || step == startStep_ || mdp_.integrator != Integrator::Md)
+    if (options_.checkpointMinutes < 0 || step == startStep_
+        || (mdp_.integrator != Integrator::Md && mdp_.integrator != Integrator::MdVv))
     {
         return false;
     }
@@ -134,6 +134,7 @@ void MdRun::writeCheckpointFile(long step, bool outputsWritten, const StepStart&
     c.fftPlans           = fftPlanning_ == FftPlanning::Measure ? chosenFftPlans() : std::string();
     c.boxVelocity        = pr_.boxVelocity; // (a step's barostat changes it only at the step's end)
     c.boxRel             = pr_.boxRel;
+    c.constraintVirial   = state.constraintVirial;
     c.ddGroupRadius = dd_ ? dd_->groupRadius() : -1;
     c.dlbActive = state.dlbActive;
     c.dlbBounds = state.dlbBounds;
@@ -164,6 +165,23 @@ void MdRun::checkpointStage(long step, bool last, const Progress& progress)
     state.thermostat = thermostatIntegral_;
     state.barostat   = barostatIntegral_;
     state.noseHoover = noseHoover_;
+    if (mdp_.integrator == Integrator::MdVv)
+    {
+        // velocity Verlet reports this step's pressure with the virial of
+        // the drift before it (leap-frog computes it within the step)
+        state.constraintVirial = constraintVirial_;
+        if (dd_)
+        {
+            std::vector<double> sum(9);
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++)
+                    sum[3 * a + b] = constraintVirial_(a, b);
+            reduce(sum);
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++)
+                    state.constraintVirial(a, b) = sum[3 * a + b];
+        }
+    }
     if (dlbEnabled())
     {
         if (every(step, settings_.nstlist) && dlb_.marked && dlb_.pendingLoads.empty())

@@ -35,7 +35,8 @@ void MdRun::steadyClock(long step, bool last)
 
 void MdRun::finishRun(const Progress& progress)
 {
-    if (lastStepStart_ && options_.checkpointMinutes >= 0 && mdp_.integrator == Integrator::Md)
+    if (lastStepStart_ && options_.checkpointMinutes >= 0
+        && (mdp_.integrator == Integrator::Md || mdp_.integrator == Integrator::MdVv))
     {
         const auto& s = *lastStepStart_;
         forces_->releaseWorkspace(); // no more force calls: the pair lists go before the checkpoint is encoded

@@ -143,6 +143,7 @@ private:
         std::vector<RVec>            x, v;
         double                       thermostat = 0, barostat = 0;
         std::vector<NoseHooverState> noseHoover;
+        Matrix3                      constraintVirial; // md-vv: the last drift's, summed over the ranks
         // load balancing at the start of the step (before its balance)
         bool                               dlbActive = false;
         std::array<std::vector<double>, 3> dlbBounds;

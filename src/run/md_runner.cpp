@@ -282,6 +282,15 @@ MdRun::MdRun(const SystemInputs& in, const RunOptions& options) :
         root_ = comm_->rank() == 0;
     }
     forces_->prepareFft();
+    if (restarting && mdp_.integrator == Integrator::MdVv)
+    {
+        // the last drift's constraint virial, summed over the writer's
+        // ranks: on the first rank, -0.0 on the others (it adds nothing,
+        // not even a sign), so the first step's reduction gives its bits
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                constraintVirial_(a, b) = root_ ? restart_->constraintVirial(a, b) : -0.0;
+    }
     energyGroups_ = makeEnergyGroups(top_, mdp_.energyGrps, mdp_.where("energygrps"));
     openOutputs();
 }

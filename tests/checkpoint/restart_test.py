@@ -25,6 +25,9 @@ issue). Subcommands, each exiting non-zero with a message on failure:
                    on N ranks of the half-empty water box: stopped after a
                    balance and continued, the outputs of the uninterrupted
                    run (the boundaries and pending loads carried over)
+  vv     N         velocity Verlet (md-vv) on N ranks: continued from a
+                   checkpoint inside the run, the outputs of the
+                   uninterrupted run (the constraint virial carried over)
   vsites N         the pdb2gmx -vsite hydrogens peptide (virtual sites built
                    across update groups) with energygrps on N ranks: stopped
                    at a pair-search step and continued, the outputs of the
@@ -34,6 +37,7 @@ import argparse
 import csv
 import os
 import random
+import re
 import resource
 import shutil
 import signal
@@ -230,6 +234,45 @@ def split_test(root, ranks):
               f"(volume {rows[0][vol]:.4f} -> {rows[40][vol]:.4f} nm^3)")
 
 
+def vv_test(root, ranks):
+    """Velocity Verlet (md-vv, SETTLE water, v-rescale): continued from a
+    checkpoint written in the middle of the run (NAME_prev.cpt, its outputs
+    cut back to it), the outputs of the uninterrupted run. The step it
+    starts at reports a pressure with the constraint virial of the drift
+    before the checkpoint, which the checkpoint carries (format 6)."""
+    system = "water-spce-3k"
+    mdp = MDP.replace("integrator = md\n", "integrator = md-vv\n")
+    if "integrator = md-vv" not in mdp:
+        fail("the test's mdp has no integrator line to change")
+    nsteps = 40
+    dd = ["-dd", str(ranks), "1", "1"] if ranks > 1 else []
+    ref = fresh_dir(root, "uninterrupted", mdp)
+    run(ref, command(system, ranks, nsteps, ["-cpt", "0"] + dd))
+    work = fresh_dir(root, "continued", mdp)
+    run(work, command(system, ranks, nsteps, ["-cpt", "0"] + dd))
+    prev = os.path.join(work, "md_prev.cpt")
+    if not os.path.exists(prev):
+        fail("the run wrote no checkpoint before its last one (md_prev.cpt)")
+    shutil.copy(prev, os.path.join(work, "mid.cpt"))
+    run(work, command(system, ranks, nsteps, ["-cpt", "0", "-cpi", "mid.cpt"] + dd))
+    log = open(os.path.join(work, "md.log")).read()
+    m = re.search(r"continuing from mid.cpt at step (\d+)", log)
+    if not m or not 0 < int(m.group(1)) < nsteps:
+        fail("the continuation's log does not say it continued from a step inside the run")
+    step = int(m.group(1))
+    for ext in ("csv", "edr", "trr", "gro"):
+        da = open(os.path.join(ref, "md." + ext), "rb").read()
+        db = open(os.path.join(work, "md." + ext), "rb").read()
+        if da != db:
+            at = next((i for i in range(min(len(da), len(db))) if da[i] != db[i]), min(len(da), len(db)))
+            fail(f"md-vv: md.{ext} of the run continued at step {step} differs from the uninterrupted run's from byte {at}")
+    header, rows = energies(os.path.join(ref, "md.csv"))
+    if step not in rows or "Pressure" not in header:
+        fail(f"the energy file has no row with the pressure at step {step}, so the carried virial was not tested")
+    print(f"md-vv, {ranks or 1} rank(s): continued at step {step} from a checkpoint inside the run, outputs identical to the "
+          f"uninterrupted run (pressure there {rows[step][header.index('Pressure')]:.3f} bar)")
+
+
 def vsites_test(root, ranks):
     """pdb2gmx -vsite hydrogens on several ranks (sites built across update
     groups), with energygrps: stopped at a pair-search step and continued,
@@ -419,6 +462,8 @@ try:
         explode_test(root)
     elif args.what == "split":
         split_test(root, int(args.args[0]))
+    elif args.what == "vv":
+        vv_test(root, int(args.args[0]))
     elif args.what == "vsites":
         vsites_test(root, int(args.args[0]))
     elif args.what == "dlb":

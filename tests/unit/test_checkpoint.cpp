@@ -78,6 +78,8 @@ Checkpoint makeCheckpoint(uint64_t n, uint64_t seed = 1)
     c.files              = { { "run/md.log", 123456, 0x1111 }, { "run/md.edr", 98765, 0x2222 }, { "run/md.xtc", 0, 0 } };
     c.fftPlans           = "60 60 60 2 14\n(fftw-3 wisdom)";
     c.boxVelocity(0, 0)  = 1.25e-3;
+    c.constraintVirial(1, 2) = -0.0; // (a sign bit the continuation must keep)
+    c.constraintVirial(0, 0) = 317.0625;
     c.boxVelocity(2, 1)  = -3.5e-5;
     c.boxRel(1, 1)       = 1.0 / 3.0;
     return c;
@@ -147,6 +149,10 @@ void expectBitIdentical(const Checkpoint& a, const Checkpoint& b)
             EXPECT_EQ(bitsOf(a.boxVelocity(r, k)), bitsOf(b.boxVelocity(r, k)));
             EXPECT_EQ(bitsOf(a.boxRel(r, k)), bitsOf(b.boxRel(r, k)));
         }
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            EXPECT_EQ(bitsOf(a.constraintVirial(r, k)), bitsOf(b.constraintVirial(r, k)));
+    EXPECT_EQ(a.pmeRanks, b.pmeRanks);
     EXPECT_EQ(bitsOf(a.ddGroupRadius), bitsOf(b.ddGroupRadius));
     EXPECT_EQ(a.dlbActive, b.dlbActive);
     for (int d = 0; d < 3; d++)
@@ -221,6 +227,7 @@ struct HandBody
     uint32_t                                    formatVersion = kCheckpointVersion;
     double                                      groupRadius   = 0.13;
     int32_t                                     pmeRanks      = 1; // version 5
+    double                                      constraintVirialXx = 21.5; // version 6 (the rest zero)
     Bytes                                       extra; // after the last field
 
     template<typename T>
@@ -319,6 +326,13 @@ struct HandBody
         {
             put(b, pmeRanks);
         }
+        if (formatVersion >= 6)
+        {
+            for (int k = 0; k < 9; k++)
+            {
+                put(b, k == 0 ? constraintVirialXx : 0.0);
+            }
+        }
         b.insert(b.end(), extra.begin(), extra.end());
         return b;
     }
@@ -401,6 +415,7 @@ TEST(Checkpoint, HandBuiltBodyMatchesTheEncoderSoTheDocumentedLayoutIsTheFormat)
     c.dlbBounds          = { std::vector<double>{ 0, 0.6, 1 }, std::vector<double>{ 0, 1 }, std::vector<double>{ 0, 1 } };
     c.dlbLoads           = { 1.5, 2.5, 8.0 };
     c.pmeRanks           = h.pmeRanks;
+    c.constraintVirial(0, 0) = h.constraintVirialXx;
     EXPECT_EQ(encodeCheckpoint(c), h.file());
     expectBitIdentical(c, decodeCheckpoint(h.file(), "hand.cpt"));
 }
@@ -423,6 +438,15 @@ TEST(Checkpoint, VersionTwoWithoutBoxVelocityIsStillRead)
     const Checkpoint c = decodeCheckpoint(h.file(), "v2.cpt");
     EXPECT_EQ(c.fftPlans, h.fftPlans);
     EXPECT_EQ(c.boxVelocity(0, 0), 0.0);
+}
+
+TEST(Checkpoint, VersionFiveWithoutConstraintVirialIsStillRead)
+{
+    HandBody h;
+    h.formatVersion = 5;
+    const Checkpoint c = decodeCheckpoint(h.file(), "v5.cpt");
+    EXPECT_EQ(c.pmeRanks, h.pmeRanks);
+    EXPECT_EQ(c.constraintVirial(0, 0), 0.0);
 }
 
 TEST(Checkpoint, EncoderRefusesArraysThatDoNotMatchTheAtomCount)
