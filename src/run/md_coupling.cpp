@@ -160,9 +160,11 @@ void MdRun::zeroFrozenVelocities()
     }
 }
 
-/* virial: force plus constraint virial of this step; kinetic: its tensor. */
+/* virial: force plus constraint virial of this step; kinetic: its tensor.
+ * apply: scale the box, coordinates and velocities (else only count the
+ * work, for the conserved energy of the last step). */
 void MdRun::pressureCoupling(long step, const Matrix3& pressure, double temperature, const Matrix3& virial,
-                             const Matrix3& kinetic)
+                             const Matrix3& kinetic, bool apply)
 {
     if (mdp_.pcoupl == PCoupl::No || !every(step, settings_.nstpcouple))
     {
@@ -174,7 +176,10 @@ void MdRun::pressureCoupling(long step, const Matrix3& pressure, double temperat
                                   ? cRescale(mdp_, pressure, volume, mdp_.refT.empty() ? temperature : mdp_.refT[0], dtc,
                                              settings_.ldSeed, step)
                                   : berendsenBarostat(mdp_, pressure, dtc);
-    scaleCoordinates(xprime_, b.mu);
+    if (apply)
+    {
+        scaleCoordinates(xprime_, b.mu);
+    }
     const Box newBox = scaledBox(box_, b.mu);
     // the work the barostat does, kept out of the conserved energy: scaling
     // the coordinates changes the potential by 2 sum (mu - 1) Xi (force and
@@ -195,13 +200,17 @@ void MdRun::pressureCoupling(long step, const Matrix3& pressure, double temperat
         }
         for (auto& vi : v_)
         {
-            for (int d = 0; d < 3; d++)
+            for (int d = 0; d < 3 && apply; d++)
             {
                 vi[d] *= real(b.velocityScale[d]);
             }
         }
     }
     (void)volume;
+    if (!apply)
+    {
+        return;
+    }
     box_ = newBox;
     if (dd_)
     {

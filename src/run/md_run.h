@@ -65,7 +65,7 @@ private:
     double couplingLambdas(long step, std::vector<double>& lambda);
     void   leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput& forces);
     void   pressureCoupling(long step, const Matrix3& pressure, double temperature, const Matrix3& virial,
-                            const Matrix3& kinetic);
+                            const Matrix3& kinetic, bool apply);
     Matrix3 groupKinetic(std::vector<double>* perGroup) const;
     Matrix3 scaledKinetic(const Matrix3& unscaled, const std::vector<double>& lambda) const;
     StepEnergies energies(const ForceOutput& forces, const Matrix3& kinetic, const Matrix3& virial) const;

@@ -640,12 +640,26 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++)
             virial(a, b) += constraintVirial(a, b);
-    const StepEnergies e = energies(total, kinetic, virial);
+    StepEnergies  e = energies(total, kinetic, virial);
+    const Box     box = box_; // this step's box, before a barostat moves it
+    Matrix3       pressure;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            pressure(a, b) = 2 / box.volume() * (kinetic(a, b) - virial(a, b)) * presfac;
+    if (mdp_.pcoupl == PCoupl::CRescale || mdp_.pcoupl == PCoupl::Berendsen)
+    {
+        // the first-order barostats act now, and their work joins this
+        // step's conserved energy (as GROMACS reports it); on the last step
+        // only the work is counted (the final state keeps its box)
+        const double before = barostatIntegral_;
+        pressureCoupling(step, pressure, e.temperature, virial, kinetic, !last);
+        e.conserved += barostatIntegral_ - before;
+    }
     if (!outputsSkipped(step))
     {
         const bool   withDC = mdp_.dispCorr == DispCorr::EnerPres;
         StepEnergies row    = e;
-        row.pressureDC      = forces_->dispersionPressure(box_.volume());
+        row.pressureDC      = forces_->dispersionPressure(box.volume());
         const auto values   = energyRow(row, withDC);
         if (averageNames_.empty())
         {
@@ -670,7 +684,7 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
             const std::vector<RVec> xAll = dd_ ? dd_->gatherHome(x_) : std::vector<RVec>();
             if (root_)
             {
-                groupTerms = computeEnergyGroupTerms(energyGroups_, top_, forces_->interactionConst(), box_,
+                groupTerms = computeEnergyGroupTerms(energyGroups_, top_, forces_->interactionConst(), box,
                                                      dd_ ? xAll : x_);
             }
         }
@@ -690,7 +704,7 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
             edrFile_    = std::make_unique<EdrFile>(options_.deffnm + ".edr", columns, mdp_.dt, appendEdrFile_);
         }
         StepEnergies row = e;
-        row.pressureDC   = forces_->dispersionPressure(box_.volume());
+        row.pressureDC   = forces_->dispersionPressure(box.volume());
         if (energyFile_)
         {
             auto values = energyRow(row, withDC);
@@ -713,9 +727,7 @@ void MdRun::outputEnergies(long step, bool last, const ForceOutput& forces, cons
     }
     if (pressureOut)
     {
-        for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++)
-                (*pressureOut)(a, b) = 2 / box_.volume() * (kinetic(a, b) - virial(a, b)) * presfac;
+        *pressureOut = pressure;
     }
     if (temperatureOut)
     {
@@ -857,10 +869,7 @@ void MdRun::runLeapFrog()
                 parrinelloRahmanFinish(step, computeE, pressure);
             }
         }
-        else if (needPressure && computeE && !last)
-        {
-            pressureCoupling(step, pressure, temperature, virial, kineticTotal);
-        }
+        // (C-rescale and Berendsen: in the energy stage above)
         countNormalStep(step, search, computeE, last, collectives0, growths0);
         if (!last)
         {

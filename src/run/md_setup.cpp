@@ -41,10 +41,11 @@ void checkSupported(const MdpOptions& mdp)
                                      + " for ref-p and for compressibility; found " + std::to_string(mdp.refP.size())
                                      + " and " + std::to_string(mdp.compressibility.size()));
         }
-        if (mdp.pcouplType == PCouplType::Anisotropic && mdp.pcoupl != PCoupl::ParrinelloRahman)
+        if (mdp.pcouplType == PCouplType::Anisotropic && mdp.pcoupl == PCoupl::CRescale)
         {
-            throw InputError(mdp.where("pcoupltype"), "pcoupltype = anisotropic is implemented for pcoupl = "
-                                                      "Parrinello-Rahman; use it, or isotropic / semiisotropic with this barostat");
+            throw InputError(mdp.where("pcoupltype"),
+                             "pcoupltype = anisotropic is implemented for pcoupl = Parrinello-Rahman and Berendsen; "
+                             "C-rescale is isotropic or semiisotropic (GROMACS's mdrun stops for it too)");
         }
         if (mdp.integrator == Integrator::MdVv)
         {

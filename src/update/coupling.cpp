@@ -134,12 +134,29 @@ BarostatStep berendsenBarostat(const MdpOptions& mdp, const Matrix3& pressure, d
             b.mu(d, d) = mu;
         }
     }
-    else
+    else if (mdp.pcouplType == PCouplType::SemiIsotropic)
     {
         const double xyP = 0.5 * (pressure(0, 0) + pressure(1, 1));
         const double mxy = 1 - mdp.compressibility[0] * dtCouple / mdp.tauP * (mdp.refP[0] - xyP) / 3;
         b.mu(0, 0) = b.mu(1, 1) = mxy;
         b.mu(2, 2) = 1 - mdp.compressibility[1] * dtCouple / mdp.tauP * (mdp.refP[1] - pressure(2, 2)) / 3;
+    }
+    else
+    {
+        // every element with its own compressibility and reference, then
+        // the upper off-diagonal elements moved to the lower triangle (to
+        // first order), so that the box stays lower-triangular
+        const Matrix3 refP = pressureTensorOf(mdp.refP, PCouplType::Anisotropic);
+        const Matrix3 beta = pressureTensorOf(mdp.compressibility, PCouplType::Anisotropic);
+        for (int d = 0; d < 3; d++)
+            for (int n = 0; n < 3; n++)
+                b.mu(d, n) = (d == n ? 1.0 : 0.0) - beta(d, n) * dtCouple / mdp.tauP * (refP(d, n) - pressure(d, n)) / 3;
+        for (int d = 1; d < 3; d++)
+            for (int n = 0; n < d; n++)
+            {
+                b.mu(d, n) += b.mu(n, d);
+                b.mu(n, d) = 0;
+            }
     }
     return b;
 }

@@ -10,7 +10,10 @@
  * Barostats scale the box and coordinates every nstpcouple steps:
  *  - C-rescale (Bernetti & Bussi 2020): first-order stochastic cell
  *    rescaling, isotropic or semi-isotropic, velocities scaled inversely;
- *  - Berendsen: mu = 1 - (dt/tau_p) beta (P0 - P)/3.
+ *  - Berendsen: mu = 1 - (dt/tau_p) beta (P0 - P)/3, isotropic, semi-
+ *    isotropic or anisotropic (each element of mu from its own beta and
+ *    P0; the upper off-diagonal elements folded into the lower ones, as
+ *    GROMACS does, so the box stays lower-triangular).
  *  - Parrinello-Rahman (below): the box has a velocity and a mass, and the
  *    particles feel the box's motion through a friction-like term.
  */
