@@ -9,12 +9,15 @@ const char* energyTermName(EnergyTerm t)
     {
         case EnergyTerm::Bond: return "Bond";
         case EnergyTerm::G96Bond: return "G96Bond";
+        case EnergyTerm::Morse: return "Morse";
         case EnergyTerm::ConnectBonds: return "Connect Bonds";
+        case EnergyTerm::HarmonicPot: return "Harmonic Pot.";
         case EnergyTerm::Angle: return "Angle";
         case EnergyTerm::G96Angle: return "G96Angle";
         case EnergyTerm::UreyBradley: return "U-B";
         case EnergyTerm::ProperDih: return "Proper Dih.";
         case EnergyTerm::RyckaertBell: return "Ryckaert-Bell.";
+        case EnergyTerm::FourierDih: return "Fourier Dih.";
         case EnergyTerm::ImproperDih: return "Improper Dih.";
         case EnergyTerm::PerImpDih: return "Per. Imp. Dih.";
         case EnergyTerm::CmapDih: return "CMAP Dih.";

@@ -35,6 +35,11 @@ struct AtomFields<HarmonicBond>
     static constexpr std::array<int HarmonicBond::*, 2> f{ &HarmonicBond::i, &HarmonicBond::j };
 };
 template<>
+struct AtomFields<MorseBond>
+{
+    static constexpr std::array<int MorseBond::*, 2> f{ &MorseBond::i, &MorseBond::j };
+};
+template<>
 struct AtomFields<HarmonicAngle>
 {
     static constexpr std::array<int HarmonicAngle::*, 3> f{ &HarmonicAngle::i, &HarmonicAngle::j, &HarmonicAngle::k };
@@ -90,6 +95,9 @@ void forEachListedType(const ListedInteractions& g, ListedInteractions& l, Fn&& 
     fn(8, g.ryckaertBellemans, l.ryckaertBellemans);
     fn(9, g.pairs, l.pairs);
     fn(10, g.cmap, l.cmap);
+    fn(11, g.morseBonds, l.morseBonds);
+    fn(12, g.harmonicPotentials, l.harmonicPotentials);
+    fn(13, g.fourierDihedrals, l.fourierDihedrals);
     l.cmapGrids   = g.cmapGrids;
     l.connections = g.connections;
 }

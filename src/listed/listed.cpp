@@ -63,6 +63,27 @@ double bonds(const std::vector<HarmonicBond>& list, const Geometry& g, std::vect
     return energy;
 }
 
+/* Morse bonds: V = D [1 - exp(-beta (r - b0))]^2. */
+double morseBonds(const std::vector<MorseBond>& list, const Geometry& g, std::vector<RVec>& f)
+{
+    double energy = 0;
+    for (const auto& b : list)
+    {
+        const RVec   d   = g.dx(b.i, b.j);
+        const double r   = std::sqrt(double(norm2(d)));
+        const double ex  = std::exp(-b.beta * (r - b.b0));
+        const double omx = 1 - ex;
+        energy += b.d * omx * omx;
+        // -dV/dr / r, along d = x_i - x_j
+        const real fscal = r > 0 ? real(-2 * b.d * b.beta * ex * omx / r) : real(0);
+        const RVec fi    = d * fscal;
+        f[b.i] += fi;
+        f[b.j] -= fi;
+        g.addVirial(d, fi);
+    }
+    return energy;
+}
+
 /* Angle between r_ij and r_kj; adds -dV/dx given dV/dcos(theta). */
 struct AngleGeometry
 {
@@ -374,11 +395,14 @@ void computeListed(const ListedInteractions& l,
     const Geometry g{ x, pbc, virial };
     if (!l.bonds.empty()) e.add(EnergyTerm::Bond, bonds<false>(l.bonds, g, f));
     if (!l.g96Bonds.empty()) e.add(EnergyTerm::G96Bond, bonds<true>(l.g96Bonds, g, f));
+    if (!l.morseBonds.empty()) e.add(EnergyTerm::Morse, morseBonds(l.morseBonds, g, f));
+    if (!l.harmonicPotentials.empty()) e.add(EnergyTerm::HarmonicPot, bonds<false>(l.harmonicPotentials, g, f));
     if (!l.angles.empty()) e.add(EnergyTerm::Angle, harmonicAngles(l.angles, g, f));
     if (!l.g96Angles.empty()) e.add(EnergyTerm::G96Angle, g96Angles(l.g96Angles, g, f));
     if (!l.ureyBradley.empty()) e.add(EnergyTerm::UreyBradley, ureyBradley(l.ureyBradley, g, f));
     if (!l.properDihedrals.empty()) e.add(EnergyTerm::ProperDih, periodicDihedrals(l.properDihedrals, g, f));
     if (!l.ryckaertBellemans.empty()) e.add(EnergyTerm::RyckaertBell, ryckaertBellemans(l.ryckaertBellemans, g, f));
+    if (!l.fourierDihedrals.empty()) e.add(EnergyTerm::FourierDih, ryckaertBellemans(l.fourierDihedrals, g, f));
     if (!l.impropers.empty()) e.add(EnergyTerm::ImproperDih, harmonicImpropers(l.impropers, g, f));
     if (!l.periodicImpropers.empty()) e.add(EnergyTerm::PerImpDih, periodicDihedrals(l.periodicImpropers, g, f));
     if (l.connections) e.markPresent(EnergyTerm::ConnectBonds);
@@ -436,6 +460,9 @@ std::pair<int, int> listedAtomRange(const ListedInteractions& l)
     };
     span(l.bonds);
     span(l.g96Bonds);
+    span(l.morseBonds);
+    span(l.harmonicPotentials);
+    span(l.fourierDihedrals);
     span(l.angles);
     span(l.g96Angles);
     span(l.ureyBradley);
@@ -474,6 +501,9 @@ void ThreadedListed::compute(const ListedInteractions& l, const ListedSettings& 
             ListedInteractions& p = parts_[t];
             shareOf(l.bonds, t, nt, &p.bonds);
             shareOf(l.g96Bonds, t, nt, &p.g96Bonds);
+            shareOf(l.morseBonds, t, nt, &p.morseBonds);
+            shareOf(l.harmonicPotentials, t, nt, &p.harmonicPotentials);
+            shareOf(l.fourierDihedrals, t, nt, &p.fourierDihedrals);
             shareOf(l.angles, t, nt, &p.angles);
             shareOf(l.g96Angles, t, nt, &p.g96Angles);
             shareOf(l.ureyBradley, t, nt, &p.ureyBradley);

@@ -159,9 +159,20 @@ void MoleculeResolver::bonds(ResolvedMolecule& r) const
         }
         const auto p = lookupBonded("bondtypes", InteractionKind::Bonds, it);
         const int  i = it.atoms[0], j = it.atoms[1];
+        if (it.func == 6)
+        {
+            // a harmonic potential: never a constraint, no exclusions (as grompp)
+            r.listed.harmonicPotentials.push_back({ i, j, p[0], p[1] });
+            continue;
+        }
         if (bondBecomesConstraint(it))
         {
-            r.constraints.push_back({ i, j, p[0] });
+            r.constraints.push_back({ i, j, p[0] }); // (a Morse bond too, at its b0, as grompp)
+            continue;
+        }
+        if (it.func == 3)
+        {
+            r.listed.morseBonds.push_back({ i, j, p[0], p[1], p[2] });
             continue;
         }
         (it.func == 1 ? r.listed.bonds : r.listed.g96Bonds).push_back({ i, j, p[0], p[1] });
@@ -217,6 +228,15 @@ void MoleculeResolver::dihedrals(ResolvedMolecule& r) const
                 case 3:
                     r.listed.ryckaertBellemans.push_back({ i, j, k, l, { p[0], p[1], p[2], p[3], p[4], p[5] } });
                     break;
+                case 5:
+                {
+                    // Fourier (C1-C4, kJ/mol) as the RB series it equals (GROMACS manual,
+                    // "Fourier dihedrals"; grompp converts them the same way)
+                    const double f1 = p[0], f2 = p[1], f3 = p[2], f4 = p[3];
+                    r.listed.fourierDihedrals.push_back(
+                            { i, j, k, l, { f2 + 0.5 * (f1 + f3), 0.5 * (-f1 + 3 * f3), -f2 + 4 * f4, -2 * f3, -4 * f4, 0 } });
+                    break;
+                }
                 default:
                 {
                     const double mult = p[2];
@@ -425,7 +445,10 @@ void MoleculeResolver::exclusions(ResolvedMolecule& r) const
     };
     for (const auto& it : mol_.list(InteractionKind::Bonds))
     {
-        link(it.atoms[0], it.atoms[1]);
+        if (it.func != 6) // a harmonic potential is no chemical bond
+        {
+            link(it.atoms[0], it.atoms[1]);
+        }
     }
     for (const auto& it : mol_.list(InteractionKind::Constraints))
     {
@@ -654,6 +677,8 @@ void appendListed(ListedInteractions& dst, const ListedInteractions& src, int of
     dst.connections = dst.connections || src.connections;
     appendShifted(dst.bonds, src.bonds, offset);
     appendShifted(dst.g96Bonds, src.g96Bonds, offset);
+    appendShifted(dst.morseBonds, src.morseBonds, offset);
+    appendShifted(dst.harmonicPotentials, src.harmonicPotentials, offset);
     appendShifted(dst.angles, src.angles, offset);
     appendShifted(dst.g96Angles, src.g96Angles, offset);
     appendShifted(dst.ureyBradley, src.ureyBradley, offset);
@@ -661,6 +686,7 @@ void appendListed(ListedInteractions& dst, const ListedInteractions& src, int of
     appendShifted(dst.periodicImpropers, src.periodicImpropers, offset);
     appendShifted(dst.impropers, src.impropers, offset);
     appendShifted(dst.ryckaertBellemans, src.ryckaertBellemans, offset);
+    appendShifted(dst.fourierDihedrals, src.fourierDihedrals, offset);
     appendShifted(dst.pairs, src.pairs, offset);
     for (auto c : src.cmap)
     {

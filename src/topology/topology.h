@@ -20,7 +20,8 @@
 namespace putmd
 {
 
-struct HarmonicBond { int i, j; double b0, kb; };            // bonds 1, G96 bonds 2
+struct HarmonicBond { int i, j; double b0, kb; };            // bonds 1, G96 bonds 2, harmonic potentials 6
+struct MorseBond { int i, j; double b0, d, beta; };           // bonds 3: D [1 - exp(-beta (r - b0))]^2
 struct HarmonicAngle { int i, j, k; double theta0, ktheta; };  // angles 1, G96 angles 2 (cos)
 struct UreyBradley { int i, j, k; double theta0, ktheta, r13, kub; };
 struct PeriodicDihedral { int i, j, k, l; double phi0, kphi; int mult; }; // 1, 4, 9
@@ -111,6 +112,8 @@ struct ListedInteractions
 {
     std::vector<HarmonicBond>      bonds;
     std::vector<HarmonicBond>      g96Bonds;
+    std::vector<MorseBond>         morseBonds;         // function 3
+    std::vector<HarmonicBond>      harmonicPotentials; // function 6 (no exclusions, never a constraint)
     std::vector<HarmonicAngle>     angles;
     std::vector<HarmonicAngle>     g96Angles;
     std::vector<UreyBradley>       ureyBradley;
@@ -118,6 +121,7 @@ struct ListedInteractions
     std::vector<PeriodicDihedral>  periodicImpropers; // function 4
     std::vector<HarmonicImproper>  impropers;         // function 2
     std::vector<RyckaertBellemans> ryckaertBellemans; // function 3
+    std::vector<RyckaertBellemans> fourierDihedrals;  // function 5, as grompp converts them to RB coefficients
     std::vector<Pair14>            pairs;
     std::vector<CmapTorsion>       cmap;
     std::shared_ptr<const std::vector<CmapGrid>> cmapGrids; // shared by every copy of the lists

@@ -69,10 +69,14 @@ struct FuncSpec
 
 const std::vector<FuncSpec>& funcSpecs(InteractionKind k)
 {
-    static const std::vector<FuncSpec> bonds       = { { 1, { 2, 4 } }, { 2, { 2, 4 } }, { 5, { 0 } } };
+    // bonds: harmonic, G96, Morse (b0 D beta), connection, harmonic potential (no exclusions)
+    static const std::vector<FuncSpec> bonds       = { { 1, { 2, 4 } }, { 2, { 2, 4 } }, { 3, { 3, 6 } }, { 5, { 0 } },
+                                                       { 6, { 2, 4 } } };
     static const std::vector<FuncSpec> pairs       = { { 1, { 2, 4 } } };
     static const std::vector<FuncSpec> angles      = { { 1, { 2, 4 } }, { 2, { 2, 4 } }, { 5, { 4, 8 } } };
-    static const std::vector<FuncSpec> dihedrals   = { { 1, { 3, 5 } }, { 2, { 2, 4 } }, { 3, { 6, 12 } }, { 4, { 3, 5 } }, { 9, { 3, 5 } } };
+    // dihedrals: proper, improper, RB, periodic improper, Fourier (C1-C4), multiple proper
+    static const std::vector<FuncSpec> dihedrals   = { { 1, { 3, 5 } }, { 2, { 2, 4 } }, { 3, { 6, 12 } }, { 4, { 3, 5 } },
+                                                       { 5, { 4, 8 } }, { 9, { 3, 5 } } };
     static const std::vector<FuncSpec> constraints = { { 1, { 1, 2 } }, { 2, { 1, 2 } } };
     static const std::vector<FuncSpec> settles     = { { 1, { 2 } } };
     // harmonic: fx fy fz (and the B state); flat-bottomed: geometry r k
