@@ -12,8 +12,10 @@ const char* energyTermName(EnergyTerm t)
         case EnergyTerm::Morse: return "Morse";
         case EnergyTerm::ConnectBonds: return "Connect Bonds";
         case EnergyTerm::HarmonicPot: return "Harmonic Pot.";
+        case EnergyTerm::RestraintPot: return "Restraint Pot.";
         case EnergyTerm::Angle: return "Angle";
         case EnergyTerm::G96Angle: return "G96Angle";
+        case EnergyTerm::RestrictedAngles: return "Restr. Angles";
         case EnergyTerm::UreyBradley: return "U-B";
         case EnergyTerm::ProperDih: return "Proper Dih.";
         case EnergyTerm::RyckaertBell: return "Ryckaert-Bell.";

@@ -233,7 +233,7 @@ private:
     std::vector<std::unique_ptr<comm::Exchange>> migration_; // per dimension
 
     // per listed type: the interactions each atom is the first atom of (CSR)
-    std::array<std::vector<int>, 14> reverseStart_, reverse_; // empty for listed types the system has none of
+    std::array<std::vector<int>, 16> reverseStart_, reverse_; // empty for listed types the system has none of
     bool                             reverseBuilt_ = false;
     long                             numListedGlobal_ = 0;
     std::vector<int>                 posresStart_, posres_; // restraints of each global atom (CSR)

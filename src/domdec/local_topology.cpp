@@ -40,6 +40,11 @@ struct AtomFields<MorseBond>
     static constexpr std::array<int MorseBond::*, 2> f{ &MorseBond::i, &MorseBond::j };
 };
 template<>
+struct AtomFields<RestraintBond>
+{
+    static constexpr std::array<int RestraintBond::*, 2> f{ &RestraintBond::i, &RestraintBond::j };
+};
+template<>
 struct AtomFields<HarmonicAngle>
 {
     static constexpr std::array<int HarmonicAngle::*, 3> f{ &HarmonicAngle::i, &HarmonicAngle::j, &HarmonicAngle::k };
@@ -98,6 +103,8 @@ void forEachListedType(const ListedInteractions& g, ListedInteractions& l, Fn&& 
     fn(11, g.morseBonds, l.morseBonds);
     fn(12, g.harmonicPotentials, l.harmonicPotentials);
     fn(13, g.fourierDihedrals, l.fourierDihedrals);
+    fn(14, g.restraintBonds, l.restraintBonds);
+    fn(15, g.restrictedAngles, l.restrictedAngles);
     l.cmapGrids   = g.cmapGrids;
     l.connections = g.connections;
 }

@@ -84,6 +84,40 @@ double morseBonds(const std::vector<MorseBond>& list, const Geometry& g, std::ve
     return energy;
 }
 
+/* Restraint potentials (bonds 10): 0 between low and up1, harmonic below
+ * low and from up1 to up2, linear beyond up2 (the force of up2). */
+double restraintBonds(const std::vector<RestraintBond>& list, const Geometry& g, std::vector<RVec>& f)
+{
+    double energy = 0;
+    for (const auto& b : list)
+    {
+        const RVec   d = g.dx(b.i, b.j);
+        const double r = std::sqrt(double(norm2(d)));
+        double       dVdr = 0;
+        if (r < b.low)
+        {
+            energy += 0.5 * b.kdr * (r - b.low) * (r - b.low);
+            dVdr = b.kdr * (r - b.low);
+        }
+        else if (r >= b.up1 && r < b.up2)
+        {
+            energy += 0.5 * b.kdr * (r - b.up1) * (r - b.up1);
+            dVdr = b.kdr * (r - b.up1);
+        }
+        else if (r >= b.up2)
+        {
+            energy += 0.5 * b.kdr * (b.up2 - b.up1) * (2 * r - b.up2 - b.up1);
+            dVdr = b.kdr * (b.up2 - b.up1);
+        }
+        const real fscal = r > 0 ? real(-dVdr / r) : real(0);
+        const RVec fi    = d * fscal;
+        f[b.i] += fi;
+        f[b.j] -= fi;
+        g.addVirial(d, fi);
+    }
+    return energy;
+}
+
 /* Angle between r_ij and r_kj; adds -dV/dx given dV/dcos(theta). */
 struct AngleGeometry
 {
@@ -152,6 +186,22 @@ double g96Angles(const std::vector<HarmonicAngle>& list, const Geometry& g, std:
         const real dc = a.cosTheta - real(std::cos(p.theta0));
         energy += 0.5 * p.ktheta * double(dc) * double(dc);
         applyAngleForce(g, a, real(p.ktheta) * dc, p.i, p.j, p.k, f);
+    }
+    return energy;
+}
+
+/* Restricted bending (angles 10): 1/2 k (cos - cos0)^2 / sin^2, which
+ * keeps the angle away from 180 degrees. */
+double restrictedAngles(const std::vector<HarmonicAngle>& list, const Geometry& g, std::vector<RVec>& f)
+{
+    double energy = 0;
+    for (const auto& p : list)
+    {
+        const auto   a  = angleGeometry(g, p.i, p.j, p.k);
+        const double c  = a.cosTheta, c0 = std::cos(p.theta0);
+        const double s2 = std::max(1 - c * c, 1e-12);
+        energy += 0.5 * p.ktheta * (c - c0) * (c - c0) / s2;
+        applyAngleForce(g, a, real(p.ktheta * (c - c0) * (1 - c * c0) / (s2 * s2)), p.i, p.j, p.k, f);
     }
     return energy;
 }
@@ -397,8 +447,10 @@ void computeListed(const ListedInteractions& l,
     if (!l.g96Bonds.empty()) e.add(EnergyTerm::G96Bond, bonds<true>(l.g96Bonds, g, f));
     if (!l.morseBonds.empty()) e.add(EnergyTerm::Morse, morseBonds(l.morseBonds, g, f));
     if (!l.harmonicPotentials.empty()) e.add(EnergyTerm::HarmonicPot, bonds<false>(l.harmonicPotentials, g, f));
+    if (!l.restraintBonds.empty()) e.add(EnergyTerm::RestraintPot, restraintBonds(l.restraintBonds, g, f));
     if (!l.angles.empty()) e.add(EnergyTerm::Angle, harmonicAngles(l.angles, g, f));
     if (!l.g96Angles.empty()) e.add(EnergyTerm::G96Angle, g96Angles(l.g96Angles, g, f));
+    if (!l.restrictedAngles.empty()) e.add(EnergyTerm::RestrictedAngles, restrictedAngles(l.restrictedAngles, g, f));
     if (!l.ureyBradley.empty()) e.add(EnergyTerm::UreyBradley, ureyBradley(l.ureyBradley, g, f));
     if (!l.properDihedrals.empty()) e.add(EnergyTerm::ProperDih, periodicDihedrals(l.properDihedrals, g, f));
     if (!l.ryckaertBellemans.empty()) e.add(EnergyTerm::RyckaertBell, ryckaertBellemans(l.ryckaertBellemans, g, f));
@@ -463,6 +515,8 @@ std::pair<int, int> listedAtomRange(const ListedInteractions& l)
     span(l.morseBonds);
     span(l.harmonicPotentials);
     span(l.fourierDihedrals);
+    span(l.restraintBonds);
+    span(l.restrictedAngles);
     span(l.angles);
     span(l.g96Angles);
     span(l.ureyBradley);
@@ -504,6 +558,8 @@ void ThreadedListed::compute(const ListedInteractions& l, const ListedSettings& 
             shareOf(l.morseBonds, t, nt, &p.morseBonds);
             shareOf(l.harmonicPotentials, t, nt, &p.harmonicPotentials);
             shareOf(l.fourierDihedrals, t, nt, &p.fourierDihedrals);
+            shareOf(l.restraintBonds, t, nt, &p.restraintBonds);
+            shareOf(l.restrictedAngles, t, nt, &p.restrictedAngles);
             shareOf(l.angles, t, nt, &p.angles);
             shareOf(l.g96Angles, t, nt, &p.g96Angles);
             shareOf(l.ureyBradley, t, nt, &p.ureyBradley);

@@ -165,6 +165,18 @@ void MoleculeResolver::bonds(ResolvedMolecule& r) const
             r.listed.harmonicPotentials.push_back({ i, j, p[0], p[1] });
             continue;
         }
+        if (it.func == 10)
+        {
+            // a restraint potential: never a constraint, no exclusions
+            if (!(p[0] <= p[1] && p[1] <= p[2]))
+            {
+                throw InputError(it.where, fmt::format("[ bonds ] function 10 needs low <= up1 <= up2 (nm), found {:g} "
+                                                       "{:g} {:g}",
+                                                       p[0], p[1], p[2]));
+            }
+            r.listed.restraintBonds.push_back({ i, j, p[0], p[1], p[2], p[3] });
+            continue;
+        }
         if (bondBecomesConstraint(it))
         {
             r.constraints.push_back({ i, j, p[0] }); // (a Morse bond too, at its b0, as grompp)
@@ -189,6 +201,7 @@ void MoleculeResolver::angles(ResolvedMolecule& r) const
         {
             case 1: r.listed.angles.push_back({ i, j, k, p[0] * deg, p[1] }); break;
             case 2: r.listed.g96Angles.push_back({ i, j, k, p[0] * deg, p[1] }); break;
+            case 10: r.listed.restrictedAngles.push_back({ i, j, k, p[0] * deg, p[1] }); break;
             default: r.listed.ureyBradley.push_back({ i, j, k, p[0] * deg, p[1], p[2], p[3] }); break;
         }
     }
@@ -445,7 +458,7 @@ void MoleculeResolver::exclusions(ResolvedMolecule& r) const
     };
     for (const auto& it : mol_.list(InteractionKind::Bonds))
     {
-        if (it.func != 6) // a harmonic potential is no chemical bond
+        if (it.func != 6 && it.func != 10) // harmonic and restraint potentials are no chemical bonds
         {
             link(it.atoms[0], it.atoms[1]);
         }
@@ -679,8 +692,10 @@ void appendListed(ListedInteractions& dst, const ListedInteractions& src, int of
     appendShifted(dst.g96Bonds, src.g96Bonds, offset);
     appendShifted(dst.morseBonds, src.morseBonds, offset);
     appendShifted(dst.harmonicPotentials, src.harmonicPotentials, offset);
+    appendShifted(dst.restraintBonds, src.restraintBonds, offset);
     appendShifted(dst.angles, src.angles, offset);
     appendShifted(dst.g96Angles, src.g96Angles, offset);
+    appendShifted(dst.restrictedAngles, src.restrictedAngles, offset);
     appendShifted(dst.ureyBradley, src.ureyBradley, offset);
     appendShifted(dst.properDihedrals, src.properDihedrals, offset);
     appendShifted(dst.periodicImpropers, src.periodicImpropers, offset);

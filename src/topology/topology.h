@@ -22,6 +22,7 @@ namespace putmd
 
 struct HarmonicBond { int i, j; double b0, kb; };            // bonds 1, G96 bonds 2, harmonic potentials 6
 struct MorseBond { int i, j; double b0, d, beta; };           // bonds 3: D [1 - exp(-beta (r - b0))]^2
+struct RestraintBond { int i, j; double low, up1, up2, kdr; }; // bonds 10: flat between low and up1 (kdr: not "k", an atom field elsewhere)
 struct HarmonicAngle { int i, j, k; double theta0, ktheta; };  // angles 1, G96 angles 2 (cos)
 struct UreyBradley { int i, j, k; double theta0, ktheta, r13, kub; };
 struct PeriodicDihedral { int i, j, k, l; double phi0, kphi; int mult; }; // 1, 4, 9
@@ -114,8 +115,10 @@ struct ListedInteractions
     std::vector<HarmonicBond>      g96Bonds;
     std::vector<MorseBond>         morseBonds;         // function 3
     std::vector<HarmonicBond>      harmonicPotentials; // function 6 (no exclusions, never a constraint)
+    std::vector<RestraintBond>     restraintBonds;     // function 10 (no exclusions, never a constraint)
     std::vector<HarmonicAngle>     angles;
     std::vector<HarmonicAngle>     g96Angles;
+    std::vector<HarmonicAngle>     restrictedAngles; // function 10: 1/2 k (cos - cos0)^2 / sin^2
     std::vector<UreyBradley>       ureyBradley;
     std::vector<PeriodicDihedral>  properDihedrals;   // functions 1 and 9
     std::vector<PeriodicDihedral>  periodicImpropers; // function 4

@@ -69,11 +69,13 @@ struct FuncSpec
 
 const std::vector<FuncSpec>& funcSpecs(InteractionKind k)
 {
-    // bonds: harmonic, G96, Morse (b0 D beta), connection, harmonic potential (no exclusions)
+    // bonds: harmonic, G96, Morse (b0 D beta), connection, harmonic potential (no exclusions),
+    // restraint potential (low up1 up2 k; no exclusions)
     static const std::vector<FuncSpec> bonds       = { { 1, { 2, 4 } }, { 2, { 2, 4 } }, { 3, { 3, 6 } }, { 5, { 0 } },
-                                                       { 6, { 2, 4 } } };
+                                                       { 6, { 2, 4 } }, { 10, { 4, 8 } } };
     static const std::vector<FuncSpec> pairs       = { { 1, { 2, 4 } } };
-    static const std::vector<FuncSpec> angles      = { { 1, { 2, 4 } }, { 2, { 2, 4 } }, { 5, { 4, 8 } } };
+    // angles: harmonic, G96 cosine, Urey-Bradley, restricted bending (theta0 k)
+    static const std::vector<FuncSpec> angles      = { { 1, { 2, 4 } }, { 2, { 2, 4 } }, { 5, { 4, 8 } }, { 10, { 2, 4 } } };
     // dihedrals: proper, improper, RB, periodic improper, Fourier (C1-C4), multiple proper
     static const std::vector<FuncSpec> dihedrals   = { { 1, { 3, 5 } }, { 2, { 2, 4 } }, { 3, { 6, 12 } }, { 4, { 3, 5 } },
                                                        { 5, { 4, 8 } }, { 9, { 3, 5 } } };
