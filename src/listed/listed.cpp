@@ -4,6 +4,7 @@
 #include <exception>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "core/units.h"
 
@@ -63,19 +64,20 @@ double bonds(const std::vector<HarmonicBond>& list, const Geometry& g, std::vect
     return energy;
 }
 
-/* Morse bonds: V = D [1 - exp(-beta (r - b0))]^2. */
-double morseBonds(const std::vector<MorseBond>& list, const Geometry& g, std::vector<RVec>& f)
+/* Two-atom terms that depend on the distance alone: potential(term, r)
+ * gives {V, dV/dr}; adds the forces along d = x_i - x_j and the virial,
+ * returns the summed V (in double). */
+template<typename Term, typename Potential>
+double radialTerms(const std::vector<Term>& list, const Geometry& g, std::vector<RVec>& f, Potential&& potential)
 {
     double energy = 0;
     for (const auto& b : list)
     {
-        const RVec   d   = g.dx(b.i, b.j);
-        const double r   = std::sqrt(double(norm2(d)));
-        const double ex  = std::exp(-b.beta * (r - b.b0));
-        const double omx = 1 - ex;
-        energy += b.d * omx * omx;
-        // -dV/dr / r, along d = x_i - x_j
-        const real fscal = r > 0 ? real(-2 * b.d * b.beta * ex * omx / r) : real(0);
+        const RVec   d = g.dx(b.i, b.j);
+        const double r = std::sqrt(double(norm2(d)));
+        const auto [v, dVdr] = potential(b, r);
+        energy += v;
+        const real fscal = r > 0 ? real(-dVdr / r) : real(0);
         const RVec fi    = d * fscal;
         f[b.i] += fi;
         f[b.j] -= fi;
@@ -84,38 +86,34 @@ double morseBonds(const std::vector<MorseBond>& list, const Geometry& g, std::ve
     return energy;
 }
 
+/* Morse bonds: V = D [1 - exp(-beta (r - b0))]^2. */
+double morseBonds(const std::vector<MorseBond>& list, const Geometry& g, std::vector<RVec>& f)
+{
+    return radialTerms(list, g, f, [](const MorseBond& b, double r) {
+        const double ex = std::exp(-b.beta * (r - b.b0)), omx = 1 - ex;
+        return std::pair{ b.d * omx * omx, 2 * b.d * b.beta * ex * omx };
+    });
+}
+
 /* Restraint potentials (bonds 10): 0 between low and up1, harmonic below
  * low and from up1 to up2, linear beyond up2 (the force of up2). */
 double restraintBonds(const std::vector<RestraintBond>& list, const Geometry& g, std::vector<RVec>& f)
 {
-    double energy = 0;
-    for (const auto& b : list)
-    {
-        const RVec   d = g.dx(b.i, b.j);
-        const double r = std::sqrt(double(norm2(d)));
-        double       dVdr = 0;
+    return radialTerms(list, g, f, [](const RestraintBond& b, double r) {
         if (r < b.low)
         {
-            energy += 0.5 * b.kdr * (r - b.low) * (r - b.low);
-            dVdr = b.kdr * (r - b.low);
+            return std::pair{ 0.5 * b.kdr * (r - b.low) * (r - b.low), b.kdr * (r - b.low) };
         }
-        else if (r >= b.up1 && r < b.up2)
+        if (r < b.up1)
         {
-            energy += 0.5 * b.kdr * (r - b.up1) * (r - b.up1);
-            dVdr = b.kdr * (r - b.up1);
+            return std::pair{ 0.0, 0.0 };
         }
-        else if (r >= b.up2)
+        if (r < b.up2)
         {
-            energy += 0.5 * b.kdr * (b.up2 - b.up1) * (2 * r - b.up2 - b.up1);
-            dVdr = b.kdr * (b.up2 - b.up1);
+            return std::pair{ 0.5 * b.kdr * (r - b.up1) * (r - b.up1), b.kdr * (r - b.up1) };
         }
-        const real fscal = r > 0 ? real(-dVdr / r) : real(0);
-        const RVec fi    = d * fscal;
-        f[b.i] += fi;
-        f[b.j] -= fi;
-        g.addVirial(d, fi);
-    }
-    return energy;
+        return std::pair{ 0.5 * b.kdr * (b.up2 - b.up1) * (2 * r - b.up2 - b.up1), b.kdr * (b.up2 - b.up1) };
+    });
 }
 
 /* Angle between r_ij and r_kj; adds -dV/dx given dV/dcos(theta). */
