@@ -23,4 +23,6 @@ constexpr double one4PiEps0 = 1.0 / (4.0 * pi * epsilon0);
 /* Boltzmann constant in kJ/(mol K) */
 constexpr double kBoltzmann = boltzmann * avogadro / kilo;
 constexpr double deg2rad    = pi / 180.0;
+constexpr double presfac    = 16.605390665999998; // kJ/(mol nm^3) -> bar
+constexpr double amuPerNm3ToKgPerM3 = 1.66053906660; // density
 } // namespace putmd::units

@@ -176,11 +176,6 @@ void MdRun::pressureCoupling(long step, const Matrix3& pressure, double temperat
                                   ? cRescale(mdp_, pressure, volume, mdp_.refT.empty() ? temperature : mdp_.refT[0], dtc,
                                              settings_.ldSeed, step)
                                   : berendsenBarostat(mdp_, pressure, dtc);
-    if (apply)
-    {
-        scaleCoordinates(xprime_, b.mu);
-    }
-    const Box newBox = scaledBox(box_, b.mu);
     // the work the barostat does, kept out of the conserved energy: scaling
     // the coordinates changes the potential by 2 sum (mu - 1) Xi (force and
     // constraint virial, as GROMACS counts it) ...
@@ -198,20 +193,23 @@ void MdRun::pressureCoupling(long step, const Matrix3& pressure, double temperat
         {
             barostatIntegral_ -= (b.velocityScale[d] * b.velocityScale[d] - 1) * kinetic(d, d);
         }
+    }
+    if (!apply)
+    {
+        return;
+    }
+    scaleCoordinates(xprime_, b.mu);
+    if (mdp_.pcoupl == PCoupl::CRescale)
+    {
         for (auto& vi : v_)
         {
-            for (int d = 0; d < 3 && apply; d++)
+            for (int d = 0; d < 3; d++)
             {
                 vi[d] *= real(b.velocityScale[d]);
             }
         }
     }
-    (void)volume;
-    if (!apply)
-    {
-        return;
-    }
-    box_ = newBox;
+    box_ = scaledBox(box_, b.mu);
     if (dd_)
     {
         dd_->setBox(box_);
