@@ -212,11 +212,13 @@ try:
                         print(f"{label}: the reference of the mixed-precision variants; "
                               f"largest relative difference of the energies from the double-precision run: {w:.2e}")
                 elif build == "m":
-                    for ext in (".csv", ".trr"):
-                        if not filecmp.cmp(first_mixed + ext, out + ext, shallow=False):
-                            fail(f"{label}: {ext} differs from the first mixed-precision variant's "
-                                 f"(must be bitwise identical)")
-                    print(f"{label}: bitwise identical to the first mixed-precision variant")
+                    differ = [ext for ext in (".csv", ".trr")
+                              if not filecmp.cmp(first_mixed + ext, out + ext, shallow=False)]
+                    for ext in differ:
+                        fail(f"{label}: {ext} differs from the first mixed-precision variant's "
+                             f"(must be bitwise identical)")
+                    if not differ:
+                        print(f"{label}: bitwise identical to the first mixed-precision variant")
                 elif first is None:
                     first = out
                     worst = compare(out, ref, args.tol, label)
@@ -227,10 +229,11 @@ try:
                         w = compare(out, staged, 1e-12, label + " vs staged")
                         print(f"{label}: direct vs staged: {w:.2e}")
                 else:
-                    for ext in (".csv", ".trr"):
-                        if not filecmp.cmp(first + ext, out + ext, shallow=False):
-                            fail(f"{label}: {ext} differs from the first variant's (must be bitwise identical)")
-                    print(f"{label}: bitwise identical to the first variant")
+                    differ = [ext for ext in (".csv", ".trr") if not filecmp.cmp(first + ext, out + ext, shallow=False)]
+                    for ext in differ:
+                        fail(f"{label}: {ext} differs from the first variant's (must be bitwise identical)")
+                    if not differ:
+                        print(f"{label}: bitwise identical to the first variant")
 finally:
     shutil.rmtree(work, ignore_errors=True)
 
