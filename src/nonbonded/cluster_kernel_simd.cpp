@@ -6,8 +6,10 @@
  * the j-cluster's coordinates are loaded once and repeated in every 128-bit
  * block (LoadDup128), the i-atoms' are prepared per i-entry as registers
  * with each atom repeated four times. 16/W registers cover a cluster pair;
- * on AVX-512 two j-entries are computed side by side (two dependency
- * chains). The interaction mask of the entry selects lanes bit by bit.
+ * on AVX-512 and AVX2 two j-entries are computed side by side (two or four
+ * dependency chains), and the AVX2 copy leaves out the half of a pruned
+ * pair without a pair in range. The interaction mask of the entry selects
+ * lanes bit by bit.
  * Forces on the i-atoms accumulate in registers over the j-list; forces on
  * the j-atoms are added lane by lane to a per-thread scratch and folded
  * from W lanes to the atoms once, at the end of the call.
@@ -218,7 +220,9 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
         }
         V  xi[R], yi[R], zi[R], qi[R], fix[R], fiy[R], fiz[R], ai[R], bi[R];
         VI rowI[R];
-        for (int r = 0; r < R; r++)
+        // register r's i-values (its W/4 i-atoms, each repeated four times)
+        // and zeroed force accumulators
+        auto loadRow = [&](int r) HWY_ATTR __attribute__((always_inline))
         {
             xi[r]   = hn::Load(d, bufX + r * W);
             yi[r]   = hn::Load(d, bufY + r * W);
@@ -239,7 +243,13 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
                 }
             }
             fix[r] = fiy[r] = fiz[r] = hn::Zero(d);
-        }
+        };
+        auto storeRow = [&](int r) HWY_ATTR __attribute__((always_inline))
+        {
+            hn::Store(fix[r], d, outX + r * W);
+            hn::Store(fiy[r], d, outY + r * W);
+            hn::Store(fiz[r], d, outZ + r * W);
+        };
         V vcAcc = hn::Zero(d), vlAcc = hn::Zero(d);
         const bool iLJ = ljOfCluster == nullptr || ljOfCluster[e.ci] != 0;
         V rinvMax = hn::Zero(d); // the largest raw 1/r in the list (inf at r = 0)
@@ -248,11 +258,18 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
          * and its chain of dependent operations (distance, rsqrt, series,
          * force, fold) is long; two independent chains side by side keep
          * the floating-point pipes busy (one chain alone left about half of
-         * the cycles idle). Units u = j R + r, written stage by stage. */
-        auto pairs = [&](auto njTag, int p) HWY_ATTR __attribute__((always_inline))
+         * the cycles idle). Units u = j RU + r, written stage by stage:
+         * all R registers of each j-entry (kRow < 0), or only register
+         * kRow of each (the row halves of the AVX2 copy, below). */
+        auto pairs = [&](auto njTag, auto rowTag, int p) HWY_ATTR __attribute__((always_inline))
         {
-            constexpr int NJ = decltype(njTag)::value;
-            constexpr int U  = NJ * R;
+            constexpr int NJ   = decltype(njTag)::value;
+            constexpr int kRow = decltype(rowTag)::value;
+            constexpr int RU   = kRow < 0 ? R : 1; // registers per j-entry
+            constexpr int U    = NJ * RU;
+            // unit u's j-entry and register
+            auto jOf = [](int u) constexpr { return u / RU; };
+            auto rOf = [](int u) constexpr { return kRow < 0 ? u % RU : kRow; };
             using M          = hn::Mask<decltype(d)>;
             int  sj[NJ];
             V    xj[NJ], yj[NJ], zj[NJ], qj[NJ], aj[NJ], bj[NJ];
@@ -289,7 +306,7 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             PUTMD_UNROLL
             for (int u = 0; u < U; u++)
             {
-                const int j = u / R, r = u % R;
+                const int j = jOf(u), r = rOf(u);
                 dx[u] = hn::Sub(xj[j], xi[r]);
                 dy[u] = hn::Sub(yj[j], yi[r]);
                 dz[u] = hn::Sub(zj[j], zi[r]);
@@ -302,7 +319,7 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             PUTMD_UNROLL
             for (int u = 0; u < U; u++)
             {
-                const int j = u / R, r = u % R;
+                const int j = jOf(u), r = rOf(u);
                 // the lanes of the pair's mask: straight from its bits where a
                 // register holds whole bytes of it (8 or 16 lanes)
                 hn::Mask<decltype(d)> inList;
@@ -374,7 +391,7 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
                 PUTMD_UNROLL
                 for (int u = 0; u < U; u++)
                 {
-                    const int j = u / R, r = u % R;
+                    const int j = jOf(u), r = rOf(u);
                     M         mv     = m[u];
                     V         rinvV  = rinv[u], rinvV2 = rinv2[u];
                     if (vdwShorter)
@@ -462,7 +479,7 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             PUTMD_UNROLL
             for (int u = 0; u < U; u++)
             {
-                const int r = u % R;
+                const int r = rOf(u);
                 fix[r] = hn::NegMulAdd(fscal[u], dx[u], fix[r]);
                 fiy[r] = hn::NegMulAdd(fscal[u], dy[u], fiy[r]);
                 fiz[r] = hn::NegMulAdd(fscal[u], dz[u], fiz[r]);
@@ -473,9 +490,9 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
                 float* HWY_RESTRICT w = jWide + static_cast<size_t>(sj[j]) * (c_clusterJScratchFloats / 4);
                 V wx = hn::Load(d, w), wy = hn::Load(d, w + W), wz = hn::Load(d, w + 2 * W);
                 PUTMD_UNROLL
-                for (int r = 0; r < R; r++)
+                for (int ru = 0; ru < RU; ru++)
                 {
-                    const int u = j * R + r;
+                    const int u = j * RU + ru;
                     wx = hn::NegMulAdd(fscal[u], dx[u], wx);
                     wy = hn::NegMulAdd(fscal[u], dy[u], wy);
                     wz = hn::NegMulAdd(fscal[u], dz[u], wz);
@@ -485,22 +502,55 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
                 hn::Store(wz, d, w + 2 * W);
             }
         };
-        constexpr int NJ = R == 1 ? 2 : 1;
-        int           p  = e.jBegin;
-        for (; p + NJ <= e.jEnd; p += NJ)
+        using AllRows = std::integral_constant<int, -1>;
+        auto run = [&](auto rowTag, int begin, int end) HWY_ATTR __attribute__((always_inline))
         {
-            pairs(std::integral_constant<int, NJ>(), p);
+            // j-entries side by side: two on AVX-512 and AVX2, four for the
+            // AVX2 halves computed one register each (SSE4: one)
+            constexpr int NJ = R == 1 ? 2 : decltype(rowTag)::value >= 0 ? 4 : R == 2 ? 2 : 1;
+            int           p  = begin;
+            for (; p + NJ <= end; p += NJ)
+            {
+                pairs(std::integral_constant<int, NJ>(), rowTag, p);
+            }
+            for (; p < end; p++)
+            {
+                pairs(std::integral_constant<int, 1>(), rowTag, p);
+            }
+        };
+        if constexpr (R == 2)
+        {
+            /* AVX2: a cluster pair is two registers, i-rows 0-1 and 2-3. A
+             * pruned list orders each i-entry's j-entries as [rows 0-1 only
+             * | both | rows 2-3 only] (ClusterPairI::jEnd0, jBegin1): the
+             * middle part is computed whole, the outer ones one register
+             * each, four j-entries side by side (about 30% of the pruned
+             * entries have pairs in range in one half only). An unpruned
+             * list is all middle part. */
+            const int begin1 = e.jBegin1 < 0 ? e.jBegin : e.jBegin1;
+            const int end0   = e.jEnd0 < 0 ? e.jEnd : e.jEnd0;
+            loadRow(0);
+            loadRow(1);
+            run(AllRows(), begin1, end0);
+            run(std::integral_constant<int, 0>(), e.jBegin, begin1);
+            run(std::integral_constant<int, 1>(), end0, e.jEnd);
+            storeRow(0);
+            storeRow(1);
         }
-        for (; p < e.jEnd; p++)
+        else
         {
-            pairs(std::integral_constant<int, 1>(), p);
-        }
-        // i-forces: each atom's four lanes summed
-        for (int r = 0; r < R; r++)
-        {
-            hn::Store(fix[r], d, outX + r * W);
-            hn::Store(fiy[r], d, outY + r * W);
-            hn::Store(fiz[r], d, outZ + r * W);
+            PUTMD_UNROLL
+            for (int r = 0; r < R; r++)
+            {
+                loadRow(r);
+            }
+            run(AllRows(), e.jBegin, e.jEnd);
+            // i-forces: each atom's four lanes summed
+            PUTMD_UNROLL
+            for (int r = 0; r < R; r++)
+            {
+                storeRow(r);
+            }
         }
         for (int ii = 0; ii < 4; ii++)
         {
@@ -612,6 +662,7 @@ void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOu
     HWY_ALIGN float bufX[16], bufY[16], bufZ[16];
     ClusterPairJ* HWY_RESTRICT dst = out.j;
     int                        nj  = 0;
+    PruneGroups                groups;
     for (int ie = in.iBegin; ie < in.iEnd; ie++)
     {
         const ClusterPairI& e  = in.iEntries[ie];
@@ -626,30 +677,51 @@ void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOu
             yi[r] = hn::Load(d, bufY + r * W);
             zi[r] = hn::Load(d, bufZ + r * W);
         }
-        // branch-free: every entry is written, the count advances when kept
-        // (whether an entry is kept is unpredictable near the radius)
-        const int jBegin = nj;
+        // branch-free: every entry is written, the counts advance by its
+        // group (whether an entry is kept is unpredictable near the radius)
+        groups.reserve(e.jEnd - e.jBegin);
+        ClusterPairJ* HWY_RESTRICT g0 = groups.group(0);
+        ClusterPairJ* HWY_RESTRICT gb = groups.group(1);
+        ClusterPairJ* HWY_RESTRICT g1 = groups.group(2);
+        int                        n0 = 0, nb = 0, n1 = 0;
         for (int p = e.jBegin; p < e.jEnd; p++)
         {
             const ClusterPairJ je = in.jEntries[p];
             const int          sj = je.cj * 4;
             const V  xj = hn::LoadDup128(d, in.x + sj), yj = hn::LoadDup128(d, in.y + sj), zj = hn::LoadDup128(d, in.z + sj);
             const VI maskBits = hn::Set(di, static_cast<int32_t>(je.mask));
-            size_t   within   = 0;
+            int      halves   = 0; // bit 0: rows 0-1 have a pair in range, bit 1: rows 2-3
+            PUTMD_UNROLL
             for (int r = 0; r < R; r++)
             {
                 // the same float operations as the plain prune: no FMA
                 const V dx = hn::Sub(xi[r], xj), dy = hn::Sub(yi[r], yj), dz = hn::Sub(zi[r], zj);
                 const V r2 = hn::Add(hn::Add(hn::Mul(dx, dx), hn::Mul(dy, dy)), hn::Mul(dz, dz));
                 const auto inList = hn::RebindMask(d, hn::TestBit(maskBits, laneBit[r]));
-                within += hn::CountTrue(d, hn::And(inList, hn::Lt(r2, rl2)));
+                const auto in     = hn::And(inList, hn::Lt(r2, rl2));
+                if constexpr (W == 16)
+                {
+                    const auto lower = hn::FirstN(d, 8);
+                    halves = int(!hn::AllFalse(d, hn::And(in, lower))) | int(!hn::AllFalse(d, hn::AndNot(lower, in))) << 1;
+                }
+                else
+                {
+                    halves |= int(!hn::AllFalse(d, in)) << (r * W / 8);
+                }
             }
-            dst[nj] = je;
-            nj += within > 0 ? 1 : 0;
+            PruneGroups::put(g0, n0, je);
+            PruneGroups::put(gb, nb, je);
+            PruneGroups::put(g1, n1, je);
+            n0 += halves == 1;
+            nb += halves == 3;
+            n1 += halves == 2;
         }
-        if (nj > jBegin)
+        groups.copyOut(dst + nj, { n0, nb, n1 });
+        if (n0 + nb + n1 > 0)
         {
-            out.i[out.numI++] = { e.ci, e.shift, out.jOffset + jBegin, out.jOffset + nj };
+            const int o = out.jOffset + nj;
+            out.i[out.numI++] = { e.ci, e.shift, o, o + n0 + nb + n1, o + n0 + nb, o + n0 };
+            nj += n0 + nb + n1;
         }
     }
 }

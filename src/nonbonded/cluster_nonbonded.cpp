@@ -49,6 +49,11 @@ ClusterKernelKind clusterKernelFromEnvironment()
     return ClusterKernelKind::Simd;
 }
 
+int clusterKernelPruneRows()
+{
+    return clusterKernelFromEnvironment() == ClusterKernelKind::Simd && clusterKernelTarget() == "AVX2" ? 2 : 4;
+}
+
 ClusterLjComb detectCombinationRule(const Topology& top, std::vector<float>* a, std::vector<float>* b)
 {
     const int n = top.numLjTypes;
@@ -237,10 +242,11 @@ void ClusterNonbonded::prune()
         n += kept[t];
     }
     innerI_.resize(n);
-    innerJCount_ = 0;
+    innerJCount_ = innerHalfCount_ = 0;
     for (const ClusterPairI& e : innerI_)
     {
         innerJCount_ += e.jEnd - e.jBegin;
+        innerHalfCount_ += (e.jEnd0 - e.jBegin) + (e.jEnd - e.jBegin1);
     }
 }
 
@@ -401,6 +407,7 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
     const auto& ie    = pruned ? innerI_ : list_.iEntries();
     const auto& jList = pruned ? innerJ_ : list_.jEntries();
     computedClusterPairs_ = pruned ? innerJCount_ : jList.size();
+    computedRowHalves_    = pruned ? innerHalfCount_ : 2 * jList.size();
     const int   ni = static_cast<int>(ie.size());
     const int   nt = std::max(1, std::min(numThreads_, std::max(1, ni)));
     const int   ns = grid_.numSlots();

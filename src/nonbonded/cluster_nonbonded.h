@@ -50,6 +50,12 @@ enum class ClusterKernelKind { Simd, Reference };
  * Throws InputError for anything else. */
 ClusterKernelKind clusterKernelFromEnvironment();
 
+/* The i-rows of a cluster pair that the kernel PUTMD_SIMD selects computes
+ * or skips together on a pruned list: 2 for the AVX2 copy (its row halves,
+ * cluster_kernel.h), 4 otherwise. The inner list's Verlet buffer is
+ * estimated for that i-cluster size. */
+int clusterKernelPruneRows();
+
 /* The combination rule the type-pair C6/C12 matrix follows (to relative
  * 1e-5), Matrix when none does; per-type parameters A, B for the kernel
  * (see ClusterLjComb). */
@@ -105,6 +111,10 @@ public:
     }
     /* Cluster pairs the kernel ran over at the last compute. */
     size_t numComputedClusterPairs() const { return computedClusterPairs_; }
+    /* The same as halves, i-rows 0-1 and 2-3 of a pair (twice the pairs
+     * unless pruned; pruned, the halves with a pair within the inner
+     * radius at the prune, which the AVX2 kernel computes alone). */
+    size_t numComputedRowHalves() const { return computedRowHalves_; }
 
     size_t numPairs() const { return countFromList_ ? list_.numAtomPairs() : numAtomPairs_; }
     size_t numClusterPairs() const { return list_.jEntries().size(); }
@@ -141,9 +151,11 @@ private:
     int                pruneInterval_ = 0;
     long               computesSinceSearch_ = 0;
     size_t             computedClusterPairs_ = 0;
+    size_t             computedRowHalves_    = 0;
     std::vector<ClusterPairI> innerI_;
     std::vector<ClusterPairJ> innerJ_;
     size_t                    innerJCount_ = 0; // innerJ_ has gaps: the entries in use
+    size_t                    innerHalfCount_ = 0;
     bool               pendingPairs_ = false;
     std::vector<int>   pairStart_, pairJ_;
     // kernel setup, made when the interaction constants or atoms change
