@@ -109,10 +109,12 @@ struct ClusterPruneOutput
 
 /* Dynamic pruning: the entries [iBegin, iEnd) of the input's list that have
  * at least one pair of their mask closer than sqrt(rlist2) now (j-entries
- * keep their full masks). Each i-entry's kept j-entries are grouped by the
- * i-rows with a pair that close: [rows 0-1 only | both halves | rows 2-3
- * only] (ClusterPairI::jEnd0, jBegin1), each group in list order. The
- * plain and the SIMD version compute the same float distances. */
+ * keep their full masks; entries keep their order). The AVX2 copy of the
+ * SIMD prune groups each i-entry's kept j-entries by the i-rows with a pair
+ * that close, [rows 0-1 only | both halves | rows 2-3 only]
+ * (ClusterPairI::jEnd0, jBegin1; each group in list order), as its kernel
+ * computes the halves apart. The plain and the SIMD version compute the
+ * same float distances and keep the same entries. */
 void clusterPruneReference(const ClusterKernelInput& in, float rlist2, ClusterPruneOutput& out);
 
 void clusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOutput& out);

@@ -106,19 +106,17 @@ void clusterKernelReference(const ClusterKernelSetup& k, const ClusterKernelInpu
 
 void clusterPruneReference(const ClusterKernelInput& in, float rlist2, ClusterPruneOutput& out)
 {
-    int         nj = 0;
-    PruneGroups groups;
+    int nj = 0;
     for (int ie = in.iBegin; ie < in.iEnd; ie++)
     {
-        const ClusterPairI& e  = in.iEntries[ie];
-        const float*        sv = in.shift + 3 * e.shift;
-        groups.reserve(e.jEnd - e.jBegin);
-        int n[3] = { 0, 0, 0 }; // rows 0-1 only, both, rows 2-3 only
+        const ClusterPairI& e      = in.iEntries[ie];
+        const float*        sv     = in.shift + 3 * e.shift;
+        const int           jBegin = nj;
         for (int p = e.jBegin; p < e.jEnd; p++)
         {
-            const ClusterPairJ& je     = in.jEntries[p];
-            int                 halves = 0;
-            for (int b = 0; b < c_clusterSize * c_clusterSize; b++)
+            const ClusterPairJ& je   = in.jEntries[p];
+            bool                keep = false;
+            for (int b = 0; b < c_clusterSize * c_clusterSize && !keep; b++)
             {
                 if (!(je.mask >> b & 1))
                 {
@@ -128,24 +126,16 @@ void clusterPruneReference(const ClusterKernelInput& in, float rlist2, ClusterPr
                 const float dx = (in.x[si] + sv[0]) - in.x[sj];
                 const float dy = (in.y[si] + sv[1]) - in.y[sj];
                 const float dz = (in.z[si] + sv[2]) - in.z[sj];
-                if (dx * dx + dy * dy + dz * dz < rlist2)
-                {
-                    halves |= b < 8 ? 1 : 2;
-                }
+                keep           = dx * dx + dy * dy + dz * dz < rlist2;
             }
-            if (halves != 0)
+            if (keep)
             {
-                const int g = halves == 1 ? 0 : halves == 3 ? 1 : 2;
-                PruneGroups::put(groups.group(g), n[g]++, je);
+                out.j[nj++] = je;
             }
         }
-        groups.copyOut(out.j + nj, n);
-        const int total = n[0] + n[1] + n[2];
-        if (total > 0)
+        if (nj > jBegin)
         {
-            const int o = out.jOffset + nj;
-            out.i[out.numI++] = { e.ci, e.shift, o, o + total, o + n[0] + n[1], o + n[0] };
-            nj += total;
+            out.i[out.numI++] = { e.ci, e.shift, out.jOffset + jBegin, out.jOffset + nj };
         }
     }
 }

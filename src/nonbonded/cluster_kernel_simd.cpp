@@ -527,8 +527,7 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
              * each, four j-entries side by side (about 30% of the pruned
              * entries have pairs in range in one half only). An unpruned
              * list is all middle part. */
-            const int begin1 = e.jBegin1 < 0 ? e.jBegin : e.jBegin1;
-            const int end0   = e.jEnd0 < 0 ? e.jEnd : e.jEnd0;
+            const int begin1 = e.begin1(), end0 = e.end0();
             loadRow(0);
             loadRow(1);
             run(AllRows(), begin1, end0);
@@ -660,8 +659,11 @@ void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOu
     VI            laneBit[R];
     maskLaneBits(di, laneBit);
     HWY_ALIGN float bufX[16], bufY[16], bufZ[16];
-    ClusterPairJ* HWY_RESTRICT dst = out.j;
-    int                        nj  = 0;
+    // the groups of rows only where the kernel computes them apart (AVX2);
+    // elsewhere the kept entries in list order
+    constexpr bool             kGroups = R == 2;
+    ClusterPairJ* HWY_RESTRICT dst     = out.j;
+    int                        nj      = 0;
     PruneGroups                groups;
     for (int ie = in.iBegin; ie < in.iEnd; ie++)
     {
@@ -679,7 +681,7 @@ void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOu
         }
         // branch-free: every entry is written, the counts advance by its
         // group (whether an entry is kept is unpredictable near the radius)
-        groups.reserve(e.jEnd - e.jBegin);
+        groups.reserve(kGroups ? e.jEnd - e.jBegin : 0);
         ClusterPairJ* HWY_RESTRICT g0 = groups.group(0);
         ClusterPairJ* HWY_RESTRICT gb = groups.group(1);
         ClusterPairJ* HWY_RESTRICT g1 = groups.group(2);
@@ -699,30 +701,38 @@ void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOu
                 const V r2 = hn::Add(hn::Add(hn::Mul(dx, dx), hn::Mul(dy, dy)), hn::Mul(dz, dz));
                 const auto inList = hn::RebindMask(d, hn::TestBit(maskBits, laneBit[r]));
                 const auto in     = hn::And(inList, hn::Lt(r2, rl2));
-                if constexpr (W == 16)
-                {
-                    const auto lower = hn::FirstN(d, 8);
-                    halves = int(!hn::AllFalse(d, hn::And(in, lower))) | int(!hn::AllFalse(d, hn::AndNot(lower, in))) << 1;
-                }
-                else
-                {
-                    halves |= int(!hn::AllFalse(d, in)) << (r * W / 8);
-                }
+                // (W = 16: one register for both halves, which are not told apart)
+                halves |= int(!hn::AllFalse(d, in)) << (r * W / 8 % 2);
             }
-            PruneGroups::put(g0, n0, je);
-            PruneGroups::put(gb, nb, je);
-            PruneGroups::put(g1, n1, je);
-            n0 += halves == 1;
-            nb += halves == 3;
-            n1 += halves == 2;
+            if constexpr (kGroups)
+            {
+                PruneGroups::put(g0, n0, je);
+                PruneGroups::put(gb, nb, je);
+                PruneGroups::put(g1, n1, je);
+                n0 += halves == 1;
+                nb += halves == 3;
+                n1 += halves == 2;
+            }
+            else
+            {
+                dst[nj + nb] = je;
+                nb += halves != 0;
+            }
         }
-        groups.copyOut(dst + nj, { n0, nb, n1 });
-        if (n0 + nb + n1 > 0)
+        const int o = out.jOffset + nj;
+        if constexpr (kGroups)
         {
-            const int o = out.jOffset + nj;
-            out.i[out.numI++] = { e.ci, e.shift, o, o + n0 + nb + n1, o + n0 + nb, o + n0 };
-            nj += n0 + nb + n1;
+            groups.copyOut(dst + nj, { n0, nb, n1 });
+            if (n0 + nb + n1 > 0)
+            {
+                out.i[out.numI++] = { e.ci, e.shift, o, o + n0 + nb + n1, o + n0 + nb, o + n0 };
+            }
         }
+        else if (nb > 0)
+        {
+            out.i[out.numI++] = { e.ci, e.shift, o, o + nb };
+        }
+        nj += n0 + nb + n1;
     }
 }
 

@@ -246,7 +246,7 @@ void ClusterNonbonded::prune()
     for (const ClusterPairI& e : innerI_)
     {
         innerJCount_ += e.jEnd - e.jBegin;
-        innerHalfCount_ += (e.jEnd0 - e.jBegin) + (e.jEnd - e.jBegin1);
+        innerHalfCount_ += (e.end0() - e.jBegin) + (e.jEnd - e.begin1());
     }
 }
 

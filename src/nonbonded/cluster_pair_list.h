@@ -57,16 +57,19 @@ struct __attribute__((packed)) ClusterPairJ
 static_assert(sizeof(ClusterPairJ) == 6, "ClusterPairJ is packed");
 
 /* An i-entry: cluster ci at image shift, its j-entries [jBegin, jEnd).
- * A pruned list (clusterPrune*) orders them by which i-rows have a pair in
- * range: [rows 0-1 only | all | rows 2-3 only], so that rows 0-1 need
- * [jBegin, jEnd0) and rows 2-3 [jBegin1, jEnd); -1 (a list not so
- * ordered): the whole range for both. */
+ * A list pruned for the AVX2 kernel (clusterPrune*) orders them by which
+ * i-rows have a pair in range: [rows 0-1 only | all | rows 2-3 only], so
+ * that rows 0-1 need [jBegin, end0()) and rows 2-3 [begin1(), jEnd);
+ * -1 (a list not so ordered): the whole range for both. */
 struct ClusterPairI
 {
     int32_t ci;
     int32_t shift;
     int32_t jBegin, jEnd;
     int32_t jEnd0 = -1, jBegin1 = -1;
+
+    int end0() const { return jEnd0 < 0 ? jEnd : jEnd0; }
+    int begin1() const { return jBegin1 < 0 ? jBegin : jBegin1; }
 };
 
 class ClusterPairList
