@@ -21,7 +21,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -116,49 +115,7 @@ struct ClusterPruneOutput
  * computes the halves apart. The plain and the SIMD version compute the
  * same float distances and keep the same entries. */
 void clusterPruneReference(const ClusterKernelInput& in, float rlist2, ClusterPruneOutput& out);
-
 void clusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOutput& out);
-
-/* A prune's scratch for one i-entry's kept j-entries by group: 0 rows 0-1
- * only, 1 both halves, 2 rows 2-3 only, copied out in that order. The SIMD
- * prune writes every entry to all three and advances the count of its
- * group (no branch on an outcome that is unpredictable near the radius),
- * keeping counts and pointers in locals (through members, every store
- * could be taken to change them). An entry is put as 8 bytes, one store
- * instead of a 4- and a 2-byte one; the two extra bytes land on the next
- * slot, which only this scratch has room for. */
-class PruneGroups
-{
-public:
-    /* Room for an i-entry of n j-entries in every group. */
-    void reserve(int n)
-    {
-        if (groups_[0].size() < static_cast<size_t>(n) + 2)
-        {
-            for (auto& g : groups_)
-            {
-                g.resize(static_cast<size_t>(n) + 2);
-            }
-        }
-    }
-    ClusterPairJ* group(int g) { return groups_[g].data(); }
-    /* je into slot i of g (8 bytes; slot i + 1's first two are clobbered). */
-    static void put(ClusterPairJ* g, int i, const ClusterPairJ& je)
-    {
-        const uint64_t v = static_cast<uint32_t>(je.cj) | static_cast<uint64_t>(je.mask) << 32;
-        std::memcpy(reinterpret_cast<char*>(g) + 6 * static_cast<size_t>(i), &v, 8);
-    }
-    /* The groups' first n[g] entries to dst, group after group. */
-    void copyOut(ClusterPairJ* dst, const int (&n)[3])
-    {
-        std::memcpy(static_cast<void*>(dst), groups_[0].data(), 6 * static_cast<size_t>(n[0]));
-        std::memcpy(static_cast<void*>(dst + n[0]), groups_[1].data(), 6 * static_cast<size_t>(n[1]));
-        std::memcpy(static_cast<void*>(dst + n[0] + n[1]), groups_[2].data(), 6 * static_cast<size_t>(n[2]));
-    }
-
-private:
-    std::vector<ClusterPairJ> groups_[3];
-};
 
 /* The instruction set the SIMD kernel dispatches to ("AVX3" is AVX-512). */
 std::string clusterKernelTarget();

@@ -21,6 +21,7 @@
 #define HWY_TARGET_INCLUDE "nonbonded/cluster_kernel_simd.cpp"
 #include <hwy/foreach_target.h> // IWYU pragma: keep
 
+#include <cstring>
 #include <type_traits>
 
 #include <hwy/aligned_allocator.h>
@@ -647,6 +648,49 @@ void ClusterKernelSimd(const ClusterKernelSetup& k, const ClusterKernelInput& in
     }
 }
 
+/* A prune's scratch for one i-entry's kept j-entries by group: 0 rows 0-1
+ * only, 1 both halves, 2 rows 2-3 only, copied out in that order. The SIMD
+ * prune writes every entry to all three and advances the count of its
+ * group (no branch on an outcome that is unpredictable near the radius),
+ * keeping counts and pointers in locals (through members, every store
+ * could be taken to change them). An entry is put as 8 bytes, one store
+ * instead of a 4- and a 2-byte one; the two extra bytes land on the next
+ * slot, which only this scratch has room for. One per thread, kept
+ * between prunes (it grows to the longest i-entry once). */
+class PruneGroups
+{
+public:
+    /* Room for an i-entry of n j-entries in every group. */
+    void reserve(int n)
+    {
+        if (groups_[0].size() < static_cast<size_t>(n) + 2)
+        {
+            for (auto& g : groups_)
+            {
+                g.resize(static_cast<size_t>(n) + 2);
+            }
+        }
+    }
+    ClusterPairJ* group(int g) { return groups_[g].data(); }
+    /* je into slot i of g (8 bytes; slot i + 1's first two are clobbered). */
+    static void put(ClusterPairJ* g, int i, const ClusterPairJ& je)
+    {
+        const uint64_t v = static_cast<uint32_t>(je.cj) | static_cast<uint64_t>(je.mask) << 32;
+        std::memcpy(reinterpret_cast<char*>(g) + 6 * static_cast<size_t>(i), &v, 8);
+    }
+    /* The groups' first n[g] entries to dst, group after group. */
+    void copyOut(ClusterPairJ* dst, const int (&n)[3])
+    {
+        std::memcpy(static_cast<void*>(dst), groups_[0].data(), 6 * static_cast<size_t>(n[0]));
+        std::memcpy(static_cast<void*>(dst + n[0]), groups_[1].data(), 6 * static_cast<size_t>(n[1]));
+        std::memcpy(static_cast<void*>(dst + n[0] + n[1]), groups_[2].data(), 6 * static_cast<size_t>(n[2]));
+    }
+
+private:
+    std::vector<ClusterPairJ> groups_[3];
+};
+
+
 void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOutput& out)
 {
     const hn::ScalableTag<float>          d;
@@ -664,7 +708,7 @@ void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOu
     constexpr bool             kGroups = R == 2;
     ClusterPairJ* HWY_RESTRICT dst     = out.j;
     int                        nj      = 0;
-    PruneGroups                groups;
+    static thread_local PruneGroups groups;
     for (int ie = in.iBegin; ie < in.iEnd; ie++)
     {
         const ClusterPairI& e  = in.iEntries[ie];
