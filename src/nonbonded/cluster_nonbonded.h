@@ -128,6 +128,7 @@ private:
     void prepareSetup(const Topology& top, const InteractionConst& ic);
     void fillCoordinates(const Box& box, const std::vector<Vec3<real>>& x);
     void prune();
+    void splitByCost(const std::vector<ClusterPairI>& entries, int numThreads);
     /* clusterLJ_: whether each cluster has an atom with Lennard-Jones. */
     void markLennardJonesClusters(const Topology& top);
     [[noreturn]] void reportOverlap(const Topology& top);
@@ -169,6 +170,7 @@ private:
     std::vector<AlignedVector<float>> threadF_; // per thread: fx | fy | fz
     std::vector<AlignedVector<float>> threadJScratch_; // per thread: the SIMD kernel's j-force lanes
     std::vector<int>     threadStart_;
+    std::vector<long>    entryCost_; // cost of the entries before each (splitByCost)
     std::vector<ClusterKernelOutput> threadOut_;
     float                shift_[c_numShifts * 3] = {};
 };
