@@ -62,9 +62,11 @@ struct ClusterKernelInput
     const float*   x = nullptr, *y = nullptr, *z = nullptr, *q = nullptr; // per slot, 64-byte aligned
     const int32_t* type = nullptr;
     const float*   ljA = nullptr, *ljB = nullptr; // per slot, with a combination rule
-    /* Per cluster: 0 when none of its atoms has Lennard-Jones with any type
-     * (a pair with such a cluster has none); null: every cluster has. The
-     * SIMD kernel skips the Lennard-Jones arithmetic for those pairs. */
+    /* Per cluster: bit 0 set when one of its atoms 0-1 has Lennard-Jones
+     * with some type, bit 1 the same for atoms 2-3; 0: a pair with this
+     * cluster has none. null: every cluster has. The SIMD kernel skips the
+     * Lennard-Jones arithmetic for pairs without it, and the AVX2 copy also
+     * for the register of an i-cluster's half without it. */
     const uint8_t* clusterLJ = nullptr;
     const float*   shift = nullptr; // 27 x 3
     const ClusterPairI* iEntries = nullptr;

@@ -252,7 +252,9 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             hn::Store(fiz[r], d, outZ + r * W);
         };
         V vcAcc = hn::Zero(d), vlAcc = hn::Zero(d);
-        const bool iLJ = ljOfCluster == nullptr || ljOfCluster[e.ci] != 0;
+        // bit h: i-rows 2h and 2h + 1 have an atom with Lennard-Jones
+        const int iLJRows = ljOfCluster == nullptr ? 3 : ljOfCluster[e.ci];
+        bool      iLJ     = iLJRows != 0; // for the j-entries computed next
         V rinvMax = hn::Zero(d); // the largest raw 1/r in the list (inf at r = 0)
 
         /* NJ j-entries at once: a cluster pair is one register on AVX-512,
@@ -262,10 +264,12 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
          * the cycles idle). Units u = j RU + r, written stage by stage:
          * all R registers of each j-entry (kRow < 0), or only register
          * kRow of each (the row halves of the AVX2 copy, below). */
-        auto pairs = [&](auto njTag, auto rowTag, int p) HWY_ATTR __attribute__((always_inline))
+        auto pairs = [&](auto njTag, auto rowTag, auto ljRowsTag, int p) HWY_ATTR __attribute__((always_inline))
         {
             constexpr int NJ   = decltype(njTag)::value;
             constexpr int kRow = decltype(rowTag)::value;
+            // AVX2: the registers (bit r) whose i-rows have Lennard-Jones
+            constexpr int kLJRows = decltype(ljRowsTag)::value;
             constexpr int RU   = kRow < 0 ? R : 1; // registers per j-entry
             constexpr int U    = NJ * RU;
             // unit u's j-entry and register
@@ -393,6 +397,10 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
                 for (int u = 0; u < U; u++)
                 {
                     const int j = jOf(u), r = rOf(u);
+                    if (R == 2 && ((kLJRows >> r) & 1) == 0)
+                    {
+                        continue; // its i-atoms have no Lennard-Jones
+                    }
                     M         mv     = m[u];
                     V         rinvV  = rinv[u], rinvV2 = rinv2[u];
                     if (vdwShorter)
@@ -504,7 +512,8 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             }
         };
         using AllRows = std::integral_constant<int, -1>;
-        auto run = [&](auto rowTag, int begin, int end) HWY_ATTR __attribute__((always_inline))
+        using LJAll   = std::integral_constant<int, 3>;
+        auto run = [&](auto rowTag, auto ljRowsTag, int begin, int end) HWY_ATTR __attribute__((always_inline))
         {
             // j-entries side by side: two on AVX-512 and AVX2, four for the
             // AVX2 halves computed one register each (SSE4: one)
@@ -512,11 +521,11 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             int           p  = begin;
             for (; p + NJ <= end; p += NJ)
             {
-                pairs(std::integral_constant<int, NJ>(), rowTag, p);
+                pairs(std::integral_constant<int, NJ>(), rowTag, ljRowsTag, p);
             }
             for (; p < end; p++)
             {
-                pairs(std::integral_constant<int, 1>(), rowTag, p);
+                pairs(std::integral_constant<int, 1>(), rowTag, ljRowsTag, p);
             }
         };
         if constexpr (R == 2)
@@ -531,9 +540,19 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             const int begin1 = e.begin1(), end0 = e.end0();
             loadRow(0);
             loadRow(1);
-            run(AllRows(), begin1, end0);
-            run(std::integral_constant<int, 0>(), e.jBegin, begin1);
-            run(std::integral_constant<int, 1>(), end0, e.jEnd);
+            // Lennard-Jones only in the register whose i-rows have it (the
+            // grid's z order leaves two hydrogens of water in one half of a
+            // cluster often): three copies of the whole-pair loop
+            switch (iLJRows)
+            {
+                case 1: run(AllRows(), std::integral_constant<int, 1>(), begin1, end0); break;
+                case 2: run(AllRows(), std::integral_constant<int, 2>(), begin1, end0); break;
+                default: run(AllRows(), LJAll(), begin1, end0); break;
+            }
+            iLJ = (iLJRows & 1) != 0;
+            run(std::integral_constant<int, 0>(), LJAll(), e.jBegin, begin1);
+            iLJ = (iLJRows & 2) != 0;
+            run(std::integral_constant<int, 1>(), LJAll(), end0, e.jEnd);
             storeRow(0);
             storeRow(1);
         }
@@ -544,7 +563,7 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             {
                 loadRow(r);
             }
-            run(AllRows(), e.jBegin, e.jEnd);
+            run(AllRows(), LJAll(), e.jBegin, e.jEnd);
             // i-forces: each atom's four lanes summed
             PUTMD_UNROLL
             for (int r = 0; r < R; r++)

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 
 #include <hwy/targets.h>
@@ -189,7 +188,7 @@ void ClusterNonbonded::markLennardJonesClusters(const Topology& top)
         const int a = grid_.atomOfSlot()[slot];
         if (a >= 0 && typeLJ[top.ljType[a]])
         {
-            clusterLJ_[slot / c_clusterSize] = 1;
+            clusterLJ_[slot / c_clusterSize] |= uint8_t(1 << (slot % c_clusterSize / 2));
         }
     }
 }

@@ -129,7 +129,7 @@ private:
     void fillCoordinates(const Box& box, const std::vector<Vec3<real>>& x);
     void prune();
     void splitByCost(const std::vector<ClusterPairI>& entries, int numThreads);
-    /* clusterLJ_: whether each cluster has an atom with Lennard-Jones. */
+    /* clusterLJ_: per cluster, bit h set when atom 2h or 2h + 1 has Lennard-Jones. */
     void markLennardJonesClusters(const Topology& top);
     [[noreturn]] void reportOverlap(const Topology& top);
 
