@@ -549,14 +549,14 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
     }
     const double vexcl = exclusionCorrections_ ? exclusionCorrections(top, ic, Pbc(box), x, f, virial, -1, numThreads_,
                                                                   setup_.coulomb == ClusterCoulomb::Ewald ? &setup_.ewald : nullptr,
-                                                                  &excludedPairs_)
+                                                                  &excludedPairs_, setup_.energies)
                                            : 0.0;
     if (setup_.energies)
     {
         energies.add(EnergyTerm::LJSR, vlj);
         energies.add(EnergyTerm::CoulombSR, vcoul);
+        energies.add(EnergyTerm::CoulombSR, vexcl);
     }
-    energies.add(EnergyTerm::CoulombSR, vexcl);
 }
 
 } // namespace putmd

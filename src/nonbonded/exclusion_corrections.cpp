@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/units.h"
+#include "nonbonded/series_simd.h"
 
 namespace putmd
 {
@@ -36,52 +37,36 @@ struct ExclusionBatch
 
 /* Excluded-pair Ewald correction from the kernels' series (see
  * ewald_correction.h): V = -qq hV(r^2), F/r = -qq hF(r^2); both finite at
- * r = 0 (hV(0) = 2 beta/sqrt(pi)). Horner's rule with the coefficient loop
- * outside and the pair loop inside, so that the inner loop is one
- * vectorised multiply-add over all pairs (per pair the rule is a chain of
- * dependent operations, 13 deep). */
-void seriesCorrections(const EwaldCorrection& series, ExclusionBatch& b)
+ * r = 0 (hV(0) = 2 beta/sqrt(pi)). The series over SIMD registers
+ * (series_simd.h: each pair's Horner chain in a register); the energy only
+ * where it is asked for (energy steps). */
+void seriesCorrections(const EwaldCorrection& series, ExclusionBatch& b, bool energies)
 {
     const int   n     = int(b.qq.size());
     const float scale = float(2 / series.smax);
-    const int   nf    = int(series.force.size()), ne = int(series.energy.size());
     b.t.resize(n);
     b.hf.resize(n);
-    b.hv.resize(n);
     b.fscal.resize(n);
-    b.v.resize(n);
     float* const t  = b.t.data();
-    float* const hf = b.hf.data();
-    float* const hv = b.hv.data();
     const real*  r2 = b.r2.data();
     for (int k = 0; k < n; k++)
     {
-        t[k]  = scale * float(r2[k]) - 1;
-        hf[k] = series.force[nf - 1];
-        hv[k] = series.energy[ne - 1];
+        t[k] = scale * float(r2[k]) - 1;
     }
-    for (int c = nf - 2; c >= 0; c--)
-    {
-        const float coefficient = series.force[c];
-#pragma omp simd
-        for (int k = 0; k < n; k++)
-        {
-            hf[k] = hf[k] * t[k] + coefficient;
-        }
-    }
-    for (int c = ne - 2; c >= 0; c--)
-    {
-        const float coefficient = series.energy[c];
-#pragma omp simd
-        for (int k = 0; k < n; k++)
-        {
-            hv[k] = hv[k] * t[k] + coefficient;
-        }
-    }
+    evaluateSeriesSimd(series.force.data(), int(series.force.size()), t, n, b.hf.data());
     for (int k = 0; k < n; k++)
     {
-        b.fscal[k] = -b.qq[k] * real(hf[k]);
-        b.v[k]     = -double(b.qq[k]) * double(hv[k]);
+        b.fscal[k] = -b.qq[k] * real(b.hf[k]);
+    }
+    if (energies)
+    {
+        b.hv.resize(n);
+        b.v.resize(n);
+        evaluateSeriesSimd(series.energy.data(), int(series.energy.size()), t, n, b.hv.data());
+        for (int k = 0; k < n; k++)
+        {
+            b.v[k] = -double(b.qq[k]) * double(b.hv[k]);
+        }
     }
 }
 
@@ -113,7 +98,7 @@ ExcludedPairList ExcludedPairList::make(const Topology& top, double epsfac, int 
 double exclusionCorrections(const Topology& top, const InteractionConst& ic, const Pbc& pbc,
                             const std::vector<Vec3<real>>& x, std::vector<Vec3<real>>& f, Matrix3* virial,
                             int numSelfAtoms, int numThreads, const EwaldCorrection* series,
-                            const ExcludedPairList* pairs)
+                            const ExcludedPairList* pairs, bool energies)
 {
     if (pairs && (numSelfAtoms >= 0 || pairs->numAtoms != top.numAtoms))
     {
@@ -227,7 +212,7 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
         const int n = int(b.i.size());
         if (useSeries)
         {
-            seriesCorrections(*series, b);
+            seriesCorrections(*series, b, energies);
         }
         else
         {
@@ -268,12 +253,13 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
         const double* __restrict sv     = b.v.data();
         RVec* __restrict         fp     = f.data();
         double                   vsum   = 0;
+        const bool               sumV   = energies || !useSeries; // the series path leaves v out then
         for (int k = 0; k < n; k++)
         {
             const int  i  = si[k], j = sj[k];
             const RVec d(sdx[k], sdy[k], sdz[k]);
             const RVec fi = d * sfscal[k];
-            vsum += sv[k];
+            vsum += sumV ? sv[k] : 0.0;
             fp[i] += fi;
             if (j < end)
             {

@@ -30,12 +30,14 @@ namespace putmd
  * same for a given thread count. With Ewald and a series (the SIMD
  * kernels' fit of erf(beta r)/r and its derivative, ewald_correction.h,
  * covering the cut-off) the pairs are computed from it in single precision
- * instead of erf and exp, vectorised; the energy is summed in double. */
+ * instead of erf and exp, vectorised; the energy is summed in double.
+ * energies false: with the series, the pairs' energy is not computed
+ * (steps without energies) and the result holds only the self terms. */
 struct ExcludedPairList;
 double exclusionCorrections(const Topology& top, const InteractionConst& ic, const Pbc& pbc,
                             const std::vector<Vec3<real>>& x, std::vector<Vec3<real>>& f, Matrix3* virial,
                             int numSelfAtoms = -1, int numThreads = 1, const EwaldCorrection* series = nullptr,
-                            const ExcludedPairList* pairs = nullptr);
+                            const ExcludedPairList* pairs = nullptr, bool energies = true);
 
 /* The excluded pairs (i < j) of a topology with a nonzero charge product,
  * in order of i, made once (the topology's exclusion lists name each pair

@@ -8,12 +8,16 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "fft/fft3d.h"
+#include "nonbonded/cluster_kernel.h"
 #include "nonbonded/ewald_correction.h"
 #include "nonbonded/exclusion_corrections.h"
 #include "nonbonded/interaction_const.h"
+#include "nonbonded/series_simd.h"
 #include "pme/pme.h"
 #include "pme/pme_rows.h"
 #include "run/system_inputs.h"
@@ -170,7 +174,74 @@ TEST(ExclusionCorrections, SeriesMatchesErfAndExp)
             EXPECT_NEAR(eList, eSeries, 1e-9 * std::abs(eSeries)) << name << " " << threads;
             EXPECT_LT(largestDifference(fList, fSeries), 1e-6 * fmax) << name << " " << threads;
             EXPECT_NEAR(vList(0, 0), vSeries(0, 0), 1e-6 * std::abs(vSeries(0, 0)) + 1e-6) << name;
+            // without energies (steps that need none): the same forces and
+            // virial, bit for bit, and only the self terms as the energy
+            std::vector<RVec> fNoE(s.x.size());
+            Matrix3           vNoE;
+            const double      eNoE = exclusionCorrections(s.in.topology, ic, pbc, s.x, fNoE, &vNoE, -1, threads, &series,
+                                                          &list, false);
+            EXPECT_EQ(largestDifference(fNoE, fList), 0) << name << " " << threads;
+            for (int a = 0; a < 3; a++)
+            {
+                for (int b = 0; b < 3; b++)
+                {
+                    EXPECT_EQ(vNoE(a, b), vList(a, b)) << name << " " << threads;
+                }
+            }
+            const double self = -ic.epsfac * ic.ewaldCoeff / std::sqrt(M_PI) * list.chargeSquares;
+            EXPECT_NEAR(eNoE, self, 1e-12 * std::abs(self)) << name << " " << threads;
+            EXPECT_GT(std::abs(eList - self), 1e-3 * std::abs(self)) << "the pairs' energy is not negligible";
         }
+    }
+}
+
+/* The series evaluation over SIMD registers (series_simd.h) against its
+ * plain twin on every instruction set, at lengths around the register
+ * widths (the zero-padded last points): the same bits where the set has
+ * fused multiply-adds (AVX2, AVX-512), within a few float roundings on
+ * SSE4 (a multiply and an add). */
+TEST(SeriesSimd, MatchesThePlainHornerRuleOnEveryInstructionSet)
+{
+    const InteractionConst ic     = makeInteractionConst(test::loadTestSystem("water-spce-3k").in.mdp);
+    const EwaldCorrection  series = EwaldCorrection::fit(ic.ewaldCoeff, ic.rcoulomb);
+    ASSERT_GE(series.force.size(), 8u);
+    std::vector<float> t(100);
+    for (size_t k = 0; k < t.size(); k++)
+    {
+        t[k] = -1.0f + 2.0f * float(k) / float(t.size() - 1); // [-1, 1], both ends
+    }
+    int checked = 0;
+    for (int n : { 0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 100 })
+    {
+        std::vector<float> plain(n + 1, -7.0f);
+        evaluateSeriesReference(series.force.data(), int(series.force.size()), t.data(), n, plain.data());
+        for (long long target : clusterKernelTargets())
+        {
+            restrictClusterKernelTarget(target);
+            const std::string name = clusterKernelTarget();
+            std::vector<float> simd(n + 1, -7.0f);
+            evaluateSeriesSimd(series.force.data(), int(series.force.size()), t.data(), n, simd.data());
+            EXPECT_EQ(simd[n], -7.0f) << name << ": wrote past n = " << n;
+            for (int k = 0; k < n; k++)
+            {
+                const float tol = (name == "AVX2" || name == "AVX3" || name == "AVX3_ZEN4" || name == "AVX3_DL")
+                                          ? 0.0f
+                                          : 1e-6f * std::abs(plain[k]) + 1e-9f;
+                ASSERT_LE(std::abs(simd[k] - plain[k]), tol) << name << ", n " << n << ", point " << k;
+            }
+            checked++;
+        }
+        restrictClusterKernelTarget(0);
+    }
+    EXPECT_GT(checked, 15);
+    // and the plain rule is the fitted function (ewald_correction.h)
+    for (int k = 0; k <= 10; k++)
+    {
+        const float s  = float(series.smax * k / 10);
+        const float tk = float(2 / series.smax) * s - 1; // as evaluateForce maps s
+        float       v  = 0;
+        evaluateSeriesReference(series.force.data(), int(series.force.size()), &tk, 1, &v);
+        EXPECT_EQ(v, series.evaluateForce(s)) << k;
     }
 }
 
