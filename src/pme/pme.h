@@ -103,6 +103,7 @@ private:
     std::vector<int>                  slabStart_; // first entry of each slab in slabAtoms_
     std::vector<int>                  slabAtoms_; // charged atoms by slab, in index order within one
     std::vector<int>                  atomSlab_;  // per atom, -1 for no charge
+    std::vector<int>                  slabOfPlane_; // per first grid plane (x)
     bool                              sseRows_ = true; // order 4: the SSE rows (false: the plain loops)
     std::vector<real>                 influence_; // per spectrum point, for influenceBox_
     Box                               influenceBox_;
