@@ -63,7 +63,7 @@ private:
     void   writeHeader();
     void   writeTrajectory(long step, const ForceOutput& forces);
     double couplingLambdas(long step, std::vector<double>& lambda);
-    void   leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput& forces);
+    void   leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput& forces, bool computeE);
     void   pressureCoupling(long step, const Matrix3& pressure, double temperature, const Matrix3& virial,
                             const Matrix3& kinetic, bool apply);
     Matrix3 groupKinetic(std::vector<double>* perGroup) const;

@@ -515,7 +515,7 @@ void MdRun::writeTrajectory(long step, const ForceOutput& forces)
 }
 
 
-void MdRun::leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput& forces)
+void MdRun::leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput& forces, bool computeE)
 {
     std::optional<Timed> updateTimer(std::in_place, &timers_, Stage::Update);
     const real           dt = real(mdp_.dt);
@@ -561,8 +561,10 @@ void MdRun::leapFrogUpdate(const std::vector<double>& lambda, const ForceOutput&
     }
     updateTimer.reset();
     Timed constraintTimer(&timers_, Stage::Constraints);
+    // the constraint virial only on steps that report energies or the
+    // pressure (computeE): nothing else reads it in leap-frog
     constraintVirial_ = Matrix3();
-    constraints_->apply(x_, xprime_, &v_, mdp_.dt, box_, &constraintVirial_);
+    constraints_->apply(x_, xprime_, &v_, mdp_.dt, box_, computeE ? &constraintVirial_ : nullptr);
 }
 
 /* A requested stop ends the run at this step: the first signal (or -maxh)
@@ -659,7 +661,7 @@ void MdRun::runLeapFrog()
         parrinelloRahmanStart(step);
         try
         {
-            leapFrogUpdate(lambda, forces);
+            leapFrogUpdate(lambda, forces, computeE);
         }
         catch (const ConstraintError& e)
         {

@@ -373,7 +373,7 @@ void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std
                     {
                         (*v)[atoms[a]] += RVec(disp[a] * (1 / dt));
                     }
-                    for (int r = 0; r < 3; r++)
+                    for (int r = 0; r < 3 && virial; r++)
                     {
                         for (int c = 0; c < 3; c++)
                         {
@@ -420,7 +420,8 @@ void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std
                         {
                             (*v)[atoms[a]] += RVec(disp * (1 / dt));
                         }
-                        for (int r = 0; r < 3; r++)
+                        // the virial only where it is asked for (energy steps)
+                        for (int r = 0; r < 3 && virial; r++)
                         {
                             for (int c = 0; c < 3; c++)
                             {
