@@ -728,6 +728,13 @@ void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOu
     ClusterPairJ* HWY_RESTRICT dst     = out.j;
     int                        nj      = 0;
     static thread_local PruneGroups groups;
+    // locals: the groups' 8-byte puts go through char pointers, which may
+    // alias anything, so through in.x etc. every entry loaded the pointers
+    // again
+    const float* HWY_RESTRICT        xA = in.x;
+    const float* HWY_RESTRICT        yA = in.y;
+    const float* HWY_RESTRICT        zA = in.z;
+    const ClusterPairJ* HWY_RESTRICT jIn = in.jEntries;
     for (int ie = in.iBegin; ie < in.iEnd; ie++)
     {
         const ClusterPairI& e  = in.iEntries[ie];
@@ -751,9 +758,9 @@ void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOu
         int                        n0 = 0, nb = 0, n1 = 0;
         for (int p = e.jBegin; p < e.jEnd; p++)
         {
-            const ClusterPairJ je = in.jEntries[p];
+            const ClusterPairJ je = jIn[p];
             const int          sj = je.cj * 4;
-            const V  xj = hn::LoadDup128(d, in.x + sj), yj = hn::LoadDup128(d, in.y + sj), zj = hn::LoadDup128(d, in.z + sj);
+            const V  xj = hn::LoadDup128(d, xA + sj), yj = hn::LoadDup128(d, yA + sj), zj = hn::LoadDup128(d, zA + sj);
             const VI maskBits = hn::Set(di, static_cast<int32_t>(je.mask));
             int      halves   = 0; // bit 0: rows 0-1 have a pair in range, bit 1: rows 2-3
             PUTMD_UNROLL
