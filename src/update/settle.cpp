@@ -221,6 +221,26 @@ inline double smaller(double a, double b)
 #define PUTMD_SETTLE_CLONES
 #endif
 
+/* A rectangular box: the minimum image of the block's twelve vectors,
+ * d -= round(d / L) L per component as Pbc::dx computes it (the same bits),
+ * over the block's lanes at once instead of per vector in the gather. All
+ * c_settleBlock lanes (a fixed count: straight-line vector code); lanes
+ * past the block's waters hold earlier blocks' values or zeros. */
+PUTMD_SETTLE_CLONES void minimumImageBlock(SettleBlock& w, const double (&len)[3], const double (&inv)[3])
+{
+    constexpr int n = c_settleBlock;
+    double* const v[12] = { w.bx, w.by, w.bz, w.cx, w.cy, w.cz, w.bpx, w.bpy, w.bpz, w.cpx, w.cpy, w.cpz };
+    for (int k = 0; k < 12; k++)
+    {
+        double* const a = v[k];
+        const double  L = len[k % 3], I = inv[k % 3];
+        for (int l = 0; l < n; l++)
+        {
+            a[l] -= detail::roundNearest(a[l] * I) * L;
+        }
+    }
+}
+
 PUTMD_SETTLE_CLONES void settleBlock(const SettleParameters& p, SettleBlock& w, int n)
 {
     const double wH = p.mH / (p.mO + 2 * p.mH);
@@ -347,8 +367,13 @@ void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std
             // blocks of up to c_settleBlock waters of one parameter set:
             // gathered (minimum images in double), solved by the
             // vectorised block, scattered in water order
-            SettleBlock block;
+            SettleBlock block{}; // zeros: minimumImageBlock reads every lane
             size_t      members[c_settleBlock];
+            const bool   rectangular = !pbc.box().isTriclinic();
+            const auto&  bv          = pbc.box().vectors();
+            const auto&  bi          = pbc.box().inverse();
+            const double len[3]      = { bv(0, 0), bv(1, 1), bv(2, 2) };
+            const double inv[3]      = { bi(0, 0), bi(1, 1), bi(2, 2) };
             for (size_t k = begin; k < end && !vectorised_; k++)
             {
                 // the plain twin: one water at a time, with branches
@@ -391,13 +416,21 @@ void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std
                     const size_t  k  = k0 + n;
                     const Settle& st = settles_[k];
                     const DVec    xo = DVec(x[st.o]), xpo = DVec(xprime[st.o]);
-                    const DVec    b = pbc.dx(DVec(x[st.h1]), xo), c = pbc.dx(DVec(x[st.h2]), xo);
-                    const DVec    bp = pbc.dx(DVec(xprime[st.h1]), xpo), cp = pbc.dx(DVec(xprime[st.h2]), xpo);
+                    // rectangular: the raw differences here, their minimum
+                    // image below for the whole block
+                    const DVec b  = rectangular ? DVec(x[st.h1]) - xo : pbc.dx(DVec(x[st.h1]), xo);
+                    const DVec c  = rectangular ? DVec(x[st.h2]) - xo : pbc.dx(DVec(x[st.h2]), xo);
+                    const DVec bp = rectangular ? DVec(xprime[st.h1]) - xpo : pbc.dx(DVec(xprime[st.h1]), xpo);
+                    const DVec cp = rectangular ? DVec(xprime[st.h2]) - xpo : pbc.dx(DVec(xprime[st.h2]), xpo);
                     block.bx[n] = b.x, block.by[n] = b.y, block.bz[n] = b.z;
                     block.cx[n] = c.x, block.cy[n] = c.y, block.cz[n] = c.z;
                     block.bpx[n] = bp.x, block.bpy[n] = bp.y, block.bpz[n] = bp.z;
                     block.cpx[n] = cp.x, block.cpy[n] = cp.y, block.cpz[n] = cp.z;
                     members[n] = k;
+                }
+                if (rectangular)
+                {
+                    minimumImageBlock(block, len, inv);
                 }
                 const SettleParameters& p = params_[pi];
                 settleBlock(p, block, n);
