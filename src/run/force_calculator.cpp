@@ -196,8 +196,14 @@ void ForceCalculator::computeDecomposed(const std::vector<Vec3<real>>& x, const 
         // the local excluded pairs as a list made at the repartition; the
         // mixed build computes them from the kernels' Ewald series
         const EwaldCorrection* series = localSeries_ ? &*localSeries_ : nullptr;
-        out.energies.add(EnergyTerm::CoulombSR, exclusionCorrections(lt, ic_, Pbc(box), xLocal_, out.f, vir, -1,
-                                                                     numThreads_, series, &localExcluded_));
+        // the pairs' energy (series path) only where energies are reported
+        const bool   energies = !energiesOnlyWithVirial_ || needVirial;
+        const double vexcl    = exclusionCorrections(lt, ic_, Pbc(box), xLocal_, out.f, vir, -1, numThreads_, series,
+                                                     &localExcluded_, energies);
+        if (energies)
+        {
+            out.energies.add(EnergyTerm::CoulombSR, vexcl);
+        }
     }
     {
         Timed          t(timers_, Stage::Listed);

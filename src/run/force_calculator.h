@@ -67,6 +67,7 @@ public:
      * the same steps); otherwise every call computes energies. */
     void setEnergiesOnlyWithVirial(bool on)
     {
+        energiesOnlyWithVirial_ = on;
         pairList_.setEnergiesOnlyWithVirial(on);
         nonlocalPairList_.setEnergiesOnlyWithVirial(on);
     }
@@ -151,6 +152,7 @@ private:
     double               rlist_;
     StageTimers*         timers_ = nullptr;
     int                  numThreads_ = 1;
+    bool                 energiesOnlyWithVirial_ = false; // setEnergiesOnlyWithVirial
     ThreadedListed       threadedListed_; // one rank: listed forces over the threads
 };
 
