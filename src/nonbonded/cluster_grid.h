@@ -24,11 +24,10 @@
 #include "core/box.h"
 #include "core/real.h"
 #include "core/vec.h"
+#include "nonbonded/cluster_pair_types.h"
 
 namespace putmd
 {
-
-constexpr int c_clusterSize = 4;
 
 struct ClusterBox
 {

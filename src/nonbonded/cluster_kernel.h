@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "nonbonded/cluster_pair_list.h"
+#include "nonbonded/cluster_pair_types.h"
 #include "nonbonded/ewald_correction.h"
 
 namespace putmd
