@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -10,6 +11,8 @@
 #include <stdexcept>
 #include <vector>
 #include <string>
+
+#include <omp.h>
 
 #include "core/error.h"
 
@@ -22,6 +25,88 @@ struct Fft3d::Plans
 {
     PUTMD_FFTW(plan) forward  = nullptr;
     PUTMD_FFTW(plan) backward = nullptr;
+};
+
+/* One pass of convolve()'s line transforms, planned once per alignment
+ * class of its (input, output) pointers: FFTW's new-array execute needs the
+ * alignment the plan was made with, and planning the pass unaligned
+ * instead (FFTW_UNALIGNED) cost 15% of the pair on a 60^3 grid, whose
+ * ky rows (31 complex, 248 bytes) alternate between two classes. */
+struct AlignedPlans
+{
+    struct Variant
+    {
+        int              in = 0, out = 0;
+        PUTMD_FFTW(plan) plan = nullptr;
+    };
+    std::vector<Variant> variants;
+
+    static int classOf(const void* p) { return PUTMD_FFTW(alignment_of)(static_cast<real*>(const_cast<void*>(p))); }
+    PUTMD_FFTW(plan) find(const void* in, const void* out) const
+    {
+        const int ci = classOf(in), co = classOf(out);
+        for (const Variant& v : variants)
+        {
+            if (v.in == ci && v.out == co)
+            {
+                return v.plan;
+            }
+        }
+        return nullptr;
+    }
+    /* Plans made by make(in(i), out(i)) for the first i of every class
+     * among i = 0 .. count-1; false when FFTW could not plan. */
+    template<typename In, typename Out, typename Make>
+    bool plan(int count, In in, Out out, Make make)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            if (!find(in(i), out(i)))
+            {
+                PUTMD_FFTW(plan) p = make(in(i), out(i));
+                if (!p)
+                {
+                    return false;
+                }
+                variants.push_back({ classOf(in(i)), classOf(out(i)), p });
+            }
+        }
+        return true;
+    }
+    AlignedPlans() = default;
+    AlignedPlans(const AlignedPlans&) = delete;
+    AlignedPlans& operator=(const AlignedPlans&) = delete;
+    ~AlignedPlans()
+    {
+        for (const Variant& v : variants)
+        {
+            PUTMD_FFTW(destroy_plan)(v.plan);
+        }
+    }
+};
+
+/* convolve()'s plans: z (real <-> complex, the ny rows of one x plane), y
+ * (the nz/2+1 columns of one plane, in place), x forward (the nz/2+1
+ * columns of one ky, read from the grid with stride ny (nz/2+1) into a
+ * buffer) and x backward (buffer to buffer, contiguous; the rows are then
+ * copied to the grid: FFTW's measured plans that write the strided columns
+ * themselves ran 2.5 to 25 times slower in some processes than in others,
+ * 60^3 and 42^3). Two buffers per thread. */
+struct Fft3d::LinePlans
+{
+    AlignedPlans              zForward, zBackward, yForward, yBackward, xForward, xBackward;
+    std::vector<FftwComplex*> buffers; // two per thread
+
+    LinePlans() = default;
+    LinePlans(const LinePlans&) = delete;
+    LinePlans& operator=(const LinePlans&) = delete;
+    ~LinePlans()
+    {
+        for (FftwComplex* b : buffers)
+        {
+            PUTMD_FFTW(free)(b);
+        }
+    }
 };
 
 FftPlanning fftPlanningFromEnvironment()
@@ -217,6 +302,7 @@ void Fft3d::setPlanning(FftPlanning planning)
     {
         planning_ = planning;
         destroyPlans();
+        lines_.reset();
         plannedThreads_ = 0;
     }
 }
@@ -246,6 +332,7 @@ void Fft3d::setNumThreads(int n)
 Fft3d::~Fft3d()
 {
     destroyPlans();
+    lines_.reset();
     PUTMD_FFTW(free)(real_);
     PUTMD_FFTW(free)(complex_);
 }
@@ -266,6 +353,194 @@ void Fft3d::backward()
         makePlans(threads_);
     }
     PUTMD_FFTW(execute)(plans_->backward);
+}
+
+
+namespace
+{
+
+FftwComplex* lineBuffer(size_t points)
+{
+    auto* b = static_cast<FftwComplex*>(PUTMD_FFTW(malloc)(sizeof(FftwComplex) * points));
+    if (!b)
+    {
+        throw std::runtime_error("out of memory allocating an FFT line buffer");
+    }
+    return b;
+}
+
+} // namespace
+
+/* One set of line plans, from the given wisdom (measured plans: none, so
+ * FFTW measures afresh) or estimated. */
+std::unique_ptr<Fft3d::LinePlans> Fft3d::planLines(const std::string* wisdom)
+{
+    const int      nzc     = complexNz();
+    const bool     measure = planning_ == FftPlanning::Measure;
+    const unsigned flags   = measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+    auto*          c       = reinterpret_cast<FftwComplex*>(complex_);
+    const size_t   realPlane = size_t(ny_) * nz_, complexPlane = size_t(ny_) * nzc;
+    int            nz = nz_, ny = ny_, nx = nx_;
+    auto           lines = std::make_unique<LinePlans>();
+    lines->buffers.push_back(lineBuffer(size_t(nx_) * nzc));
+    lines->buffers.push_back(lineBuffer(size_t(nx_) * nzc));
+    FftwComplex*   a = lines->buffers[0];
+    FftwComplex*   b = lines->buffers[1];
+    const std::lock_guard<std::mutex> lock(chosenMutex()); // FFTW's planner is not thread-safe
+    if (measure)
+    {
+        PUTMD_FFTW(forget_wisdom)();
+        if (wisdom)
+        {
+            PUTMD_FFTW(import_wisdom_from_string)(wisdom->c_str());
+        }
+    }
+    PUTMD_FFTW(plan_with_nthreads)(1);
+    auto realOf  = [&](int x) { return real_ + x * realPlane; };
+    auto planeOf = [&](int x) { return c + x * complexPlane; };
+    auto rowOf   = [&](int y) { return c + size_t(y) * nzc; };
+    auto bufA    = [&](int) { return a; };
+    auto bufB    = [&](int) { return b; };
+    // z: ny rows of nz reals <-> nzc complex per plane
+    bool ok = lines->zForward.plan(nx_, realOf, planeOf, [&](real* in, FftwComplex* out) {
+        return PUTMD_FFTW(plan_many_dft_r2c)(1, &nz, ny_, in, nullptr, 1, nz_, out, nullptr, 1, nzc,
+                                            flags | FFTW_DESTROY_INPUT);
+    });
+    ok = ok && lines->zBackward.plan(nx_, planeOf, realOf, [&](FftwComplex* in, real* out) {
+        return PUTMD_FFTW(plan_many_dft_c2r)(1, &nz, ny_, in, nullptr, 1, nzc, out, nullptr, 1, nz_, flags);
+    });
+    // y: nzc columns of ny points (stride nzc) per plane, in place
+    for (int sign : { FFTW_FORWARD, FFTW_BACKWARD })
+    {
+        ok = ok && (sign == FFTW_FORWARD ? lines->yForward : lines->yBackward).plan(nx_, planeOf, planeOf,
+                   [&](FftwComplex* in, FftwComplex* out) {
+                       return PUTMD_FFTW(plan_many_dft)(1, &ny, nzc, in, nullptr, nzc, 1, out, nullptr, nzc, 1, sign,
+                                                        flags);
+                   });
+    }
+    // x: nzc columns of nx points of one ky, grid (stride ny nzc) -> a, and
+    // back a -> b; both (kx, kz), kz fastest
+    ok = ok && lines->xForward.plan(ny_, rowOf, bufA, [&](FftwComplex* in, FftwComplex* out) {
+        return PUTMD_FFTW(plan_many_dft)(1, &nx, nzc, in, nullptr, ny_ * nzc, 1, out, nullptr, nzc, 1, FFTW_FORWARD,
+                                         flags);
+    });
+    ok = ok && lines->xBackward.plan(1, bufA, bufB, [&](FftwComplex* in, FftwComplex* out) {
+        return PUTMD_FFTW(plan_many_dft)(1, &nx, nzc, in, nullptr, nzc, 1, out, nullptr, nzc, 1, FFTW_BACKWARD, flags);
+    });
+    if (!ok)
+    {
+        throw std::runtime_error("FFTW could not plan the line transforms of a " + std::to_string(nx_) + "x"
+                                 + std::to_string(ny_) + "x" + std::to_string(nz_) + " grid");
+    }
+    return lines;
+}
+
+/* With Measure, FFTW's choice of a line plan varies from process to
+ * process with the machine's noise (one x plan of 42^3 in four took ten
+ * times as long), so, as for the 3D plans, the set is planned three times
+ * from fresh wisdom, convolve() timed with each, and the fastest kept: its
+ * wisdom is recorded (process and checkpoint) and planned from again. The
+ * arrays are saved and restored around the planning. */
+void Fft3d::makeLinePlans()
+{
+    lines_.reset();
+    const size_t nreal = size_t(nx_) * ny_ * nz_, ncomplex = size_t(nx_) * ny_ * complexNz();
+    std::vector<real>               saved(real_, real_ + nreal);
+    std::vector<std::complex<real>> savedComplex(complex_, complex_ + ncomplex);
+    const PlanKey key = std::make_tuple(nx_, ny_, nz_, 0); // 0: the line plans
+    std::string   known;
+    bool          isKnown = false;
+    {
+        const std::lock_guard<std::mutex> lock(chosenMutex());
+        const auto                        it = chosenPlans().find(key);
+        isKnown                              = it != chosenPlans().end();
+        known                                = isKnown ? it->second : std::string();
+    }
+    if (planning_ == FftPlanning::Measure && !isKnown)
+    {
+        double best = 0;
+        for (int attempt = 0; attempt < 3; attempt++)
+        {
+            lines_ = planLines(nullptr);
+            std::fill(real_, real_ + nreal, real(0));
+            const auto start = std::chrono::steady_clock::now();
+            for (int r = 0; r < 5; r++)
+            {
+                convolve(1, [](int, int, std::complex<real>*) {});
+            }
+            const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            if (attempt == 0 || seconds < best)
+            {
+                best = seconds;
+                const std::lock_guard<std::mutex> lock(chosenMutex());
+                char*                             w = PUTMD_FFTW(export_wisdom_to_string)();
+                known                               = w ? std::string(w) : std::string();
+                std::free(w);
+            }
+        }
+        const std::lock_guard<std::mutex> lock(chosenMutex());
+        chosenPlans()[key] = known;
+        isKnown            = true;
+    }
+    lines_ = planLines(isKnown ? &known : nullptr);
+    std::copy(saved.begin(), saved.end(), real_);
+    std::copy(savedComplex.begin(), savedComplex.end(), complex_);
+}
+
+void Fft3d::prepareLines()
+{
+    if (!lines_)
+    {
+        makeLinePlans();
+    }
+}
+
+void Fft3d::convolve(int threads, const RowSolver& solveRows)
+{
+    prepareLines();
+    const int nt  = std::max(1, std::min({ threads, nx_, ny_ }));
+    const int nzc = complexNz();
+    while (static_cast<int>(lines_->buffers.size()) < 2 * nt)
+    {
+        lines_->buffers.push_back(lineBuffer(size_t(nx_) * nzc));
+    }
+    const size_t     realPlane    = size_t(ny_) * nz_;
+    const size_t     complexPlane = size_t(ny_) * nzc;
+    auto*            c            = reinterpret_cast<FftwComplex*>(complex_);
+    const LinePlans& p            = *lines_;
+#pragma omp parallel num_threads(nt)
+    {
+        const int t = nt > 1 ? omp_get_thread_num() : 0;
+        for (int x = nx_ * t / nt; x < nx_ * (t + 1) / nt; x++)
+        {
+            real* const        r     = real_ + x * realPlane;
+            FftwComplex* const plane = c + x * complexPlane;
+            PUTMD_FFTW(execute_dft_r2c)(p.zForward.find(r, plane), r, plane);
+            PUTMD_FFTW(execute_dft)(p.yForward.find(plane, plane), plane, plane);
+        }
+#pragma omp barrier
+        FftwComplex* a = p.buffers[2 * t];
+        FftwComplex* b = p.buffers[2 * t + 1];
+        for (int y = ny_ * t / nt; y < ny_ * (t + 1) / nt; y++)
+        {
+            FftwComplex* const row = c + size_t(y) * nzc;
+            PUTMD_FFTW(execute_dft)(p.xForward.find(row, a), row, a);
+            solveRows(t, y, reinterpret_cast<std::complex<real>*>(a));
+            PUTMD_FFTW(execute_dft)(p.xBackward.find(a, b), a, b);
+            for (int x = 0; x < nx_; x++)
+            {
+                std::memcpy(c + x * complexPlane + size_t(y) * nzc, b + size_t(x) * nzc, sizeof(FftwComplex) * nzc);
+            }
+        }
+#pragma omp barrier
+        for (int x = nx_ * t / nt; x < nx_ * (t + 1) / nt; x++)
+        {
+            real* const        r     = real_ + x * realPlane;
+            FftwComplex* const plane = c + x * complexPlane;
+            PUTMD_FFTW(execute_dft)(p.yBackward.find(plane, plane), plane, plane);
+            PUTMD_FFTW(execute_dft_c2r)(p.zBackward.find(plane, r), plane, r);
+        }
+    }
 }
 
 } // namespace putmd

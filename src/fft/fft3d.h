@@ -14,10 +14,29 @@
  * plans kept (fft3d.cpp). Plans are made when the thread count is set, or
  * at the first transform. MD runs
  * measure unless PUTMD_FFTW_PLAN=estimate (fftPlanningFromEnvironment).
+ *
+ * convolve() is the transform pair with a solve between, as PME on one
+ * rank needs it, over the caller's OpenMP threads and FFTW's one-dimensional
+ * transforms (serial plans of many lines each):
+ *   1. per x plane: real-to-complex along z, then along y (threads share
+ *      the planes);
+ *   2. per ky: along x into a small per-thread buffer holding that ky's
+ *      nx x (nz/2+1) points, the caller's solve on the buffer, back along x
+ *      (threads share the ky values; the points stay in cache between the
+ *      transforms and the solve: no separate pass over the spectrum);
+ *   3. per x plane: back along y, complex-to-real along z.
+ * Two barriers in one parallel region. FFTW's threaded 3D plans left the
+ * second thread waiting for half of the transform (on 2 cores its
+ * calling thread did 9.1% of a run's samples in FFTW, the other 3-4%), and
+ * the solve was a pass of its own. Every line is transformed by the same
+ * plan whatever the thread count, so the result does not depend on it.
+ * The line plans are measured once (Measure) and kept in the record of
+ * chosen plans under the thread count 0.
  */
 #pragma once
 
 #include <complex>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +73,16 @@ public:
 
     void forward();  // real -> complex; leaves the real array undefined (FFTW_DESTROY_INPUT)
     void backward(); // complex -> real (unnormalised)
+    /* solveRows(thread, ky, points) for every ky once between the forward
+     * and the backward transform: points holds that ky's spectrum, kx
+     * slowest and kz fastest (nx x complexNz(), to be changed in place);
+     * thread is 0 .. threads-1 (the OpenMP thread calling). The real array
+     * is transformed forward and replaced by the backward result
+     * (unnormalised). */
+    using RowSolver = std::function<void(int thread, int ky, std::complex<real>* points)>;
+    void convolve(int threads, const RowSolver& solveRows);
+    /* The line plans of convolve() now (set-up), not at its first call. */
+    void prepareLines();
 
     /* FFTW's threads for both transforms (plans made again now; the data
      * arrays are kept). */
@@ -66,6 +95,7 @@ public:
 private:
     void makePlans(int threads);
     void destroyPlans();
+    void makeLinePlans();
     int                 threads_        = 1;
     int                 plannedThreads_ = 0;
     FftPlanning         planning_;
@@ -74,6 +104,9 @@ private:
     std::complex<real>* complex_ = nullptr;
     struct Plans;
     std::unique_ptr<Plans> plans_;
+    struct LinePlans;
+    std::unique_ptr<LinePlans> planLines(const std::string* wisdom);
+    std::unique_ptr<LinePlans> lines_;
 };
 
 } // namespace putmd

@@ -88,6 +88,11 @@ struct SpectrumBlock
 double solvePmeBlock(const PmeParameters& params, const std::array<std::vector<double>, 3>& moduli, const Box& box,
                      std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial, real* influence = nullptr);
 
+/* The same on the calling thread alone (its virial added to *virial). */
+double solvePmeBlockSerial(const PmeParameters& params, const std::array<std::vector<double>, 3>& moduli,
+                           const Box& box, std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial,
+                           real* influence = nullptr);
+
 /* The same block multiplied by factors a solvePmeBlock call stored for the
  * same box (no exp per point); returns the energy (serial). */
 double applyInfluenceBlock(const PmeParameters& params, std::complex<real>* data, const SpectrumBlock& block,

@@ -153,7 +153,6 @@ Fft3d& Pme::fft()
     {
         fft_ = std::make_unique<Fft3d>(params_.gridSize[0], params_.gridSize[1], params_.gridSize[2],
                                        params_.fftPlanning);
-        fft_->setNumThreads(fftThreads_);
     }
     return *fft_;
 }
@@ -163,18 +162,6 @@ Pme::~Pme() = default;
 void Pme::setNumThreads(int n)
 {
     numThreads_ = n > 0 ? n : 1;
-    // FFTW's threads pay off for large grids only. With estimated plans,
-    // measured on 2 cores: 60^3 (rnase) 1.43 -> 1.10 s of PME per 200
-    // steps, 42^3 (12k water) 0.36 -> 0.55 s, so threads from 128k points.
-    // With measured plans the transform pair of 42^3 took 0.40 ms on one
-    // thread and 0.21-0.32 ms on two (60^3: 0.83 -> 0.42 ms): from 32k.
-    const size_t points  = size_t(params_.gridSize[0]) * params_.gridSize[1] * params_.gridSize[2];
-    const size_t minimum = params_.fftPlanning == FftPlanning::Measure ? 32 * 1024 : 128 * 1024;
-    fftThreads_ = points >= minimum ? numThreads_ : 1;
-    if (fft_)
-    {
-        fft_->setNumThreads(fftThreads_);
-    }
 }
 
 /* The spread, threaded without a grid per thread: the atoms are put in
@@ -302,8 +289,9 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
     }
 }
 
-double solvePmeBlock(const PmeParameters& params, const std::array<std::vector<double>, 3>& moduli, const Box& box,
-                     std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial, real* influence)
+double solvePmeBlockSerial(const PmeParameters& params, const std::array<std::vector<double>, 3>& moduli,
+                           const Box& box, std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial,
+                           real* influence)
 {
     const auto     K    = params.gridSize;
     const Matrix3& inv  = box.inverse();
@@ -311,76 +299,98 @@ double solvePmeBlock(const PmeParameters& params, const std::array<std::vector<d
     const double   fac  = units::pi * units::pi / (beta * beta);
     const double   pref = params.epsfac / (units::pi * box.volume());
     const auto&    o    = block.order;
-    // planes of the slowest dimension in equal shares over OpenMP's threads;
-    // energies and virials summed in thread order
-    const int             n0 = block.size[o[0]];
-    const int             nt = std::max(1, std::min(omp_get_max_threads(), n0));
-    std::vector<double>   energies(nt, 0.0);
-    std::vector<Matrix3>  virials(nt);
-#pragma omp parallel num_threads(nt)
+    double         energy = 0;
+    Matrix3        vir;
+    int            k[3];
+    size_t         index = 0;
+    for (int a = 0; a < block.size[o[0]]; a++)
     {
-        const int t      = nt > 1 ? omp_get_thread_num() : 0;
-        double    energy = 0;
-        Matrix3   vir;
-        int       k[3];
-        for (int a = n0 * t / nt; a < n0 * (t + 1) / nt; a++)
+        k[o[0]] = block.start[o[0]] + a;
+        for (int b = 0; b < block.size[o[1]]; b++)
         {
-            k[o[0]]      = block.start[o[0]] + a;
-            size_t index = size_t(a) * block.size[o[1]] * block.size[o[2]];
-            for (int b = 0; b < block.size[o[1]]; b++)
+            k[o[1]] = block.start[o[1]] + b;
+            for (int c = 0; c < block.size[o[2]]; c++, index++)
             {
-                k[o[1]] = block.start[o[1]] + b;
-                for (int c = 0; c < block.size[o[2]]; c++, index++)
+                k[o[2]]      = block.start[o[2]] + c;
+                const int kx = k[0], ky = k[1], kz = k[2];
+                auto&     v  = data[index];
+                if (kx == 0 && ky == 0 && kz == 0)
                 {
-                    k[o[2]]      = block.start[o[2]] + c;
-                    const int kx = k[0], ky = k[1], kz = k[2];
-                    auto&     v  = data[index];
-                    if (kx == 0 && ky == 0 && kz == 0)
-                    {
-                        v = 0;
-                        if (influence)
-                        {
-                            influence[index] = 0;
-                        }
-                        continue;
-                    }
-                    const int mx = kx < (K[0] + 1) / 2 ? kx : kx - K[0]; // as GROMACS maps the Nyquist plane
-                    const int mY = ky < (K[1] + 1) / 2 ? ky : ky - K[1];
-                    const int mz = kz; // kz <= K[2]/2 always in the half spectrum
-                    DVec      m;
-                    for (int e = 0; e < 3; e++)
-                    {
-                        m[e] = mx * inv(e, 0) + mY * inv(e, 1) + mz * inv(e, 2);
-                    }
-                    const double m2     = norm2(m);
-                    const double denom  = m2 * moduli[0][kx] * moduli[1][ky] * moduli[2][kz];
-                    const double eterm  = pref * std::exp(-fac * m2) / denom;
-                    const double weight = (kz == 0 || (K[2] % 2 == 0 && kz == K[2] / 2)) ? 1.0 : 2.0;
-                    const double re = v.real(), im = v.imag();
-                    const double em = 0.5 * weight * eterm * (re * re + im * im); // this m's energy
-                    energy += em;
-                    v *= real(eterm);
+                    v = 0;
                     if (influence)
                     {
-                        influence[index] = real(eterm);
+                        influence[index] = 0;
                     }
-                    if (virial)
+                    continue;
+                }
+                const int mx = kx < (K[0] + 1) / 2 ? kx : kx - K[0]; // as GROMACS maps the Nyquist plane
+                const int mY = ky < (K[1] + 1) / 2 ? ky : ky - K[1];
+                const int mz = kz; // kz <= K[2]/2 always in the half spectrum
+                DVec      m;
+                for (int e = 0; e < 3; e++)
+                {
+                    m[e] = mx * inv(e, 0) + mY * inv(e, 1) + mz * inv(e, 2);
+                }
+                const double m2     = norm2(m);
+                const double denom  = m2 * moduli[0][kx] * moduli[1][ky] * moduli[2][kz];
+                const double eterm  = pref * std::exp(-fac * m2) / denom;
+                const double weight = (kz == 0 || (K[2] % 2 == 0 && kz == K[2] / 2)) ? 1.0 : 2.0;
+                const double re = v.real(), im = v.imag();
+                const double em = 0.5 * weight * eterm * (re * re + im * im); // this m's energy
+                energy += em;
+                v *= real(eterm);
+                if (influence)
+                {
+                    influence[index] = real(eterm);
+                }
+                if (virial)
+                {
+                    // -0.5 E_m (delta_ab - 2 (1 + pi^2 m^2 / beta^2) m_a m_b / m^2)
+                    const double vfac = 2 * (1 + fac * m2) / m2;
+                    for (int p = 0; p < 3; p++)
                     {
-                        // -0.5 E_m (delta_ab - 2 (1 + pi^2 m^2 / beta^2) m_a m_b / m^2)
-                        const double vfac = 2 * (1 + fac * m2) / m2;
-                        for (int p = 0; p < 3; p++)
+                        for (int q = 0; q < 3; q++)
                         {
-                            for (int q = 0; q < 3; q++)
-                            {
-                                vir(p, q) -= 0.5 * em * ((p == q ? 1.0 : 0.0) - vfac * m[p] * m[q]);
-                            }
+                            vir(p, q) -= 0.5 * em * ((p == q ? 1.0 : 0.0) - vfac * m[p] * m[q]);
                         }
                     }
                 }
             }
         }
-        energies[t] = energy;
-        virials[t]  = vir;
+    }
+    if (virial)
+    {
+        for (int p = 0; p < 3; p++)
+        {
+            for (int q = 0; q < 3; q++)
+            {
+                (*virial)(p, q) += vir(p, q);
+            }
+        }
+    }
+    return energy;
+}
+
+double solvePmeBlock(const PmeParameters& params, const std::array<std::vector<double>, 3>& moduli, const Box& box,
+                     std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial, real* influence)
+{
+    // planes of the slowest dimension in equal shares over OpenMP's threads;
+    // energies and virials summed in thread order
+    const auto&          o  = block.order;
+    const int            n0 = block.size[o[0]];
+    const int            nt = std::max(1, std::min(omp_get_max_threads(), n0));
+    const size_t         plane = size_t(block.size[o[1]]) * block.size[o[2]];
+    std::vector<double>  energies(nt, 0.0);
+    std::vector<Matrix3> virials(nt);
+#pragma omp parallel num_threads(nt)
+    {
+        const int     t  = nt > 1 ? omp_get_thread_num() : 0;
+        const int     a0 = n0 * t / nt, a1 = n0 * (t + 1) / nt;
+        SpectrumBlock part = block;
+        part.start[o[0]] += a0;
+        part.size[o[0]] = a1 - a0;
+        energies[t] = solvePmeBlockSerial(params, moduli, box, data + a0 * plane, part, virial ? &virials[t] : nullptr,
+                                          influence ? influence + a0 * plane : nullptr);
     }
     double energy = 0;
     for (int t = 0; t < nt; t++)
@@ -428,13 +438,17 @@ double applyInfluenceBlock(const PmeParameters& params, std::complex<real>* data
     return e;
 }
 
-double Pme::solve(const Box& box, Matrix3* virial)
+/* The transforms and the solve in one pass (Fft3d::convolve): each ky's
+ * points are solved in the transform's buffer between its x transforms.
+ * The influence factors are stored ky by ky (ky slowest) for the steps
+ * with the box of the last full solve and no virial. Energies and virials
+ * per ky, summed in ky order: the same bits for every thread count. */
+double Pme::transformAndSolve(const Box& box, Matrix3* virial)
 {
-    SpectrumBlock all;
-    const int     nzc = fft().complexNz();
-    all.size          = { params_.gridSize[0], params_.gridSize[1], nzc };
-    const size_t  n   = size_t(all.size[0]) * all.size[1] * nzc;
-    bool          sameBox = influence_.size() == n;
+    Fft3d&       grid = fft();
+    const int    nx = params_.gridSize[0], ny = params_.gridSize[1], nzc = grid.complexNz();
+    const size_t n  = size_t(nx) * ny * nzc;
+    bool sameBox = influence_.size() == n;
     for (int a = 0; a < 3 && sameBox; a++)
     {
         for (int b = 0; b < 3; b++)
@@ -442,40 +456,37 @@ double Pme::solve(const Box& box, Matrix3* virial)
             sameBox = sameBox && box.vectors()(a, b) == influenceBox_.vectors()(a, b);
         }
     }
-    if (virial || !sameBox)
+    const bool full = virial != nullptr || !sameBox;
+    if (full)
     {
         influence_.resize(n);
         influenceBox_ = box;
-        return solvePmeBlock(params_, bsplineModuli_, box, fft().complexData(), all, virial, influence_.data());
     }
-    // the same box as the last full solve: its factors, no exp per point
-    std::complex<real>* data = fft().complexData();
-    const int           K2   = params_.gridSize[2];
-    const int           rows = all.size[0] * all.size[1];
-    const int           nt   = std::max(1, std::min(numThreads_, rows));
-    std::vector<double>& energies = threadEnergies_;
-    energies.assign(nt, 0.0);
-#pragma omp parallel num_threads(nt)
+    rowEnergies_.assign(ny, 0.0);
+    rowVirials_.assign(virial ? ny : 0, Matrix3());
+    grid.convolve(numThreads_, [&](int, int ky, std::complex<real>* points) {
+        SpectrumBlock row;
+        row.start         = { 0, ky, 0 };
+        row.size          = { nx, 1, nzc };
+        real* factors     = influence_.data() + size_t(ky) * nx * nzc;
+        rowEnergies_[ky]  = full ? solvePmeBlockSerial(params_, bsplineModuli_, box, points, row,
+                                                       virial ? &rowVirials_[ky] : nullptr, factors)
+                                 : applyInfluenceBlock(params_, points, row, factors);
+    });
+    double energy = 0;
+    for (int ky = 0; ky < ny; ky++)
     {
-        const int t = nt > 1 ? omp_get_thread_num() : 0;
-        double    e = 0;
-        for (long row = long(rows) * t / nt; row < long(rows) * (t + 1) / nt; row++)
+        energy += rowEnergies_[ky];
+        if (virial)
         {
-            for (int kz = 0; kz < nzc; kz++)
+            for (int p = 0; p < 3; p++)
             {
-                const size_t i      = size_t(row) * nzc + kz;
-                const double weight = (kz == 0 || (K2 % 2 == 0 && kz == K2 / 2)) ? 0.5 : 1.0; // 0.5 x the r2c weight
-                const auto   v      = data[i];
-                e += weight * influence_[i] * (double(v.real()) * v.real() + double(v.imag()) * v.imag());
-                data[i] = v * influence_[i];
+                for (int q = 0; q < 3; q++)
+                {
+                    (*virial)(p, q) += rowVirials_[ky](p, q);
+                }
             }
         }
-        energies[t] = e;
-    }
-    double energy = 0;
-    for (double e : energies)
-    {
-        energy += e;
     }
     return energy;
 }
@@ -505,9 +516,7 @@ double Pme::compute(const Box& box, const std::vector<Vec3<real>>& x, const std:
 {
     Splines& splines = *splines_;
     spread(box, x, charges, splines);
-    fft().forward();
-    double energy = solve(box, virial);
-    fft().backward();
+    const double energy = transformAndSolve(box, virial);
     gather(box, charges, splines, f);
     // the net charge, summed by the spread's threads (a serial pass over
     // every atom per step before)

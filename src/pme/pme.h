@@ -56,19 +56,20 @@ public:
 
     /* Threads for spread and gather: the spread takes slabs of x planes
      * (even slabs, then odd ones, which never share a grid point) straight
-     * onto the grid, so the grid is the same for every thread count; gather
-     * splits the atoms in equal shares and needs no reduction. */
+     * onto the grid, so the grid is the same for every thread count; the
+     * transforms and the solve share planes and ky rows (Fft3d::convolve,
+     * the same lines whatever the count); gather splits the atoms in equal
+     * shares and needs no reduction. Forces, energy and virial are bitwise
+     * the same for every thread count. */
     void setNumThreads(int n);
-    /* Makes the whole-grid FFT and its plans now (a run on one rank calls it
-     * at set-up: made lazily at the first compute, the measured planning,
-     * about 0.3 s for a 42^3 grid, fell into the first step and its
-     * timings). */
-    void prepareFft() { fft(); }
+    /* Makes the whole-grid FFT and its line plans now (a run on one rank
+     * calls it at set-up: made lazily at the first compute, the measured
+     * planning fell into the first step and its timings). */
+    void prepareFft() { fft().prepareLines(); }
     /* Order 4 uses 4-wide SSE rows for spread and gather where the CPU has
      * them; false selects the plain loops (the reference twin, for tests). */
     void setSseRows(bool on) { sseRows_ = on; }
-    /* How the FFT is planned (fft3d.h); before setNumThreads, which plans
-     * and, by the planning, decides from what grid size FFTW gets threads. */
+    /* How the FFT is planned (fft3d.h). */
     void setFftPlanning(FftPlanning planning)
     {
         params_.fftPlanning = planning;
@@ -77,14 +78,12 @@ public:
             fft_->setPlanning(planning);
         }
     }
-    /* The threads FFTW runs the transforms on (setNumThreads). */
-    int fftThreads() const { return fftThreads_; }
 
 private:
     struct Splines; // per-atom B-spline weights and derivatives
     static pme_detail::SplineAtoms splineAtoms(const Splines& s, const std::vector<double>& q);
     void   spread(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& q, Splines& s);
-    double solve(const Box& box, Matrix3* virial);
+    double transformAndSolve(const Box& box, Matrix3* virial);
     void   gather(const Box& box, const std::vector<double>& q, const Splines& s, std::vector<Vec3<real>>& f);
 
     PmeParameters                     params_;
@@ -94,7 +93,6 @@ private:
      * simulated ranks of an 84^3 grid the idle grids were 5 GB). */
     Fft3d&                            fft();
     std::unique_ptr<Fft3d>            fft_;
-    int                               fftThreads_ = 1;
     int                               numThreads_ = 1;
     // kept between steps: no allocation in the step
     std::unique_ptr<Splines>          splines_;
@@ -107,7 +105,8 @@ private:
     bool                              sseRows_ = true; // order 4: the SSE rows (false: the plain loops)
     std::vector<real>                 influence_; // per spectrum point, for influenceBox_
     Box                               influenceBox_;
-    std::vector<double>               threadEnergies_;
+    std::vector<double>               rowEnergies_; // per ky, summed in ky order
+    std::vector<Matrix3>              rowVirials_;
     std::vector<double>               netChargeParts_; // per spread thread: its atoms' charge
 };
 

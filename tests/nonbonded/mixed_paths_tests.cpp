@@ -117,8 +117,8 @@ TEST(PmeRows, FusedCopyMatchesTheSseCopy)
 TEST(PmeSlabSpread, SameGridForEveryThreadCount)
 {
     // the slab spread puts the contributions on each point in the same
-    // order for every thread count; on 42^3 with estimated plans FFTW runs
-    // on one thread, so the whole result is bitwise the same
+    // order for every thread count, the transforms run the same lines and
+    // the solve sums per ky: the whole result is bitwise the same
     const test::TestSystem s = test::loadTestSystem("water-spce-12k");
     std::vector<RVec>      f1, f2, f3;
     Matrix3                v1, v2, v3;
