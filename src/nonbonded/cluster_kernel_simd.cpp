@@ -14,8 +14,10 @@
  * the j-atoms are added lane by lane to a per-thread scratch and folded
  * from W lanes to the atoms once, at the end of the call.
  * Ewald: 1/r^3 and 1/r from rsqrt with one Newton step, the erf part from
- * the polynomial of ewald_correction.h (Horner); C6/C12 gathered
- * from the type-pair matrix.
+ * the polynomial of ewald_correction.h (Estrin), on AVX2 and AVX-512 the
+ * force's in as many pieces as the register has lanes (each lane's
+ * coefficients by a lane permutation); C6/C12 gathered from the type-pair
+ * matrix or made from per-atom parameters.
  */
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "nonbonded/cluster_kernel_simd.cpp"
@@ -136,8 +138,10 @@ HWY_INLINE void maskLaneBits(DI di, hn::Vec<DI> (&bits)[R])
 #pragma GCC optimize("schedule-insns", "sched-pressure")
 #endif
 /* kShortSeries: the Ewald force series has at most 13 coefficients
- * (estrin13); otherwise 16 (estrin16). */
-template<bool kEwald, bool kForceSwitch, bool kEnergies, ClusterLjComb kComb, bool kShortSeries>
+ * (estrin13); otherwise 16 (estrin16). kPieces: the force from the fit in
+ * as many pieces as the register has lanes (8 or 16; ewald_correction.h),
+ * each lane's coefficients picked by a lane permutation. */
+template<bool kEwald, bool kForceSwitch, bool kEnergies, ClusterLjComb kComb, bool kShortSeries, bool kPieces = false>
 void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKernelOutput& out)
 {
     const hn::ScalableTag<float>   d;
@@ -175,6 +179,16 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
         fCoef[c] = hn::Set(d, c < static_cast<int>(k.ewald.force.size()) ? k.ewald.force[c] : 0.0f);
         vCoef[c] = hn::Set(d, c < static_cast<int>(k.ewald.energy.size()) ? k.ewald.energy[c] : 0.0f);
     }
+    // the pieces' coefficients: register i holds coefficient i of every piece
+    constexpr int kPieceCoefficients = W == 16 ? EwaldPieces::c_coefficientsIn16 : EwaldPieces::c_coefficientsIn8;
+    const EwaldPieces& pieces = W == 16 ? k.ewald.forceIn16 : k.ewald.forceIn8;
+    V pCoef[kPieceCoefficients];
+    for (int c = 0; c < kPieceCoefficients; c++)
+    {
+        pCoef[c] = kPieces ? hn::LoadU(d, pieces.coef.data() + c * W) : hn::Zero(d);
+    }
+    const V pScale = hn::Set(d, kPieces ? pieces.scale : 0.0f), pMagic = hn::Set(d, EwaldPieces::c_magic);
+    const VI pLaneMask = hn::Set(di, W - 1);
     // locals, so that stores to the forces cannot be taken to change them
     const float* HWY_RESTRICT xA = in.x;
     const float* HWY_RESTRICT yA = in.y;
@@ -363,8 +377,36 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
                 PUTMD_UNROLL
                 for (int u = 0; u < U; u++)
                 {
-                    const V hF = kShortSeries ? estrin13(fCoef, t[u]) : estrin16(fCoef, t[u]);
-                    fscal[u]   = hn::Mul(qq[u], hn::MulSub(rinv[u], rinv2[u], hF));
+                    V hF;
+                    if constexpr (kPieces)
+                    {
+                        // piece round(x) from the low bits of x + M, and
+                        // x - round(x) (ewald_correction.h); Horner
+                        const V    y   = hn::MulAdd(r2[u], pScale, pMagic);
+                        const auto idx = hn::IndicesFromVec(d, hn::And(hn::BitCast(di, y), pLaneMask));
+                        const V    x   = hn::MulAdd(r2[u], pScale, hn::Sub(pMagic, y));
+                        V pc[kPieceCoefficients];
+                        PUTMD_UNROLL
+                        for (int c = 0; c < kPieceCoefficients; c++)
+                        {
+                            pc[c] = hn::TableLookupLanes(pCoef[c], idx);
+                        }
+                        // Estrin: depth 3 after x^2, x^4 (Horner's chain of
+                        // six multiply-adds was the longest in the kernel)
+                        const V x2 = hn::Mul(x, x), x4 = hn::Mul(x2, x2);
+                        const V lo = hn::MulAdd(x2, hn::MulAdd(pc[3], x, pc[2]), hn::MulAdd(pc[1], x, pc[0]));
+                        V       hi = hn::MulAdd(pc[5], x, pc[4]);
+                        if constexpr (kPieceCoefficients == 7)
+                        {
+                            hi = hn::MulAdd(pc[6], x2, hi);
+                        }
+                        hF = hn::MulAdd(x4, hi, lo);
+                    }
+                    else
+                    {
+                        hF = kShortSeries ? estrin13(fCoef, t[u]) : estrin16(fCoef, t[u]);
+                    }
+                    fscal[u] = hn::Mul(qq[u], hn::MulSub(rinv[u], rinv2[u], hF));
                 }
                 if constexpr (kEnergies)
                 {
@@ -618,19 +660,19 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
 #pragma GCC pop_options
 #endif
 
-template<bool kEwald, bool kForceSwitch, bool kEnergies, bool kShortSeries = false>
+template<bool kEwald, bool kForceSwitch, bool kEnergies, bool kShortSeries = false, bool kPieces = false>
 void withComb(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKernelOutput& out)
 {
     switch (k.comb)
     {
         case ClusterLjComb::Matrix:
-            kernel<kEwald, kForceSwitch, kEnergies, ClusterLjComb::Matrix, kShortSeries>(k, in, out);
+            kernel<kEwald, kForceSwitch, kEnergies, ClusterLjComb::Matrix, kShortSeries, kPieces>(k, in, out);
             break;
         case ClusterLjComb::Geometric:
-            kernel<kEwald, kForceSwitch, kEnergies, ClusterLjComb::Geometric, kShortSeries>(k, in, out);
+            kernel<kEwald, kForceSwitch, kEnergies, ClusterLjComb::Geometric, kShortSeries, kPieces>(k, in, out);
             break;
         case ClusterLjComb::LorentzBerthelot:
-            kernel<kEwald, kForceSwitch, kEnergies, ClusterLjComb::LorentzBerthelot, kShortSeries>(k, in, out);
+            kernel<kEwald, kForceSwitch, kEnergies, ClusterLjComb::LorentzBerthelot, kShortSeries, kPieces>(k, in, out);
             break;
     }
 }
@@ -638,6 +680,22 @@ void withComb(const ClusterKernelSetup& k, const ClusterKernelInput& in, Cluster
 template<bool kEwald, bool kForceSwitch>
 void withEnergies(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKernelOutput& out)
 {
+    // 8 and 16 lanes: the force in pieces when their fit is within the
+    // tolerance (the usual beta rc; otherwise the full series)
+    constexpr size_t W = hn::MaxLanes(hn::ScalableTag<float>());
+    if constexpr (kEwald && (W == 8 || W == 16))
+    {
+        if ((W == 16 ? k.ewald.forceIn16 : k.ewald.forceIn8).usable)
+        {
+            k.energies ? withComb<true, kForceSwitch, true, false, true>(k, in, out)
+                       : withComb<true, kForceSwitch, false, false, true>(k, in, out);
+        }
+        else
+        {
+            k.energies ? withComb<true, kForceSwitch, true>(k, in, out) : withComb<true, kForceSwitch, false>(k, in, out);
+        }
+        return;
+    }
     // the force-only Ewald kernels (every step but energy steps) with the
     // shorter Estrin scheme when the series allows
     if (k.energies)

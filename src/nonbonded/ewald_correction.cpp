@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "core/error.h"
 
@@ -13,16 +15,16 @@ namespace
 
 constexpr double c_twoOverSqrtPi = 1.1283791670955126;
 
-/* Chebyshev interpolation coefficients of f on [0, smax], degree n. */
+/* Chebyshev interpolation coefficients of f on [a, b], degree n. */
 template<typename F>
-std::vector<double> chebyshevFit(F&& f, double smax, int n)
+std::vector<double> chebyshevFit(F&& f, double a, double b, int n)
 {
     const int           m = n + 1;
     std::vector<double> values(m), c(m, 0.0);
     for (int k = 0; k < m; k++)
     {
         const double t = std::cos(M_PI * (k + 0.5) / m);
-        values[k]      = f(0.5 * (t + 1) * smax);
+        values[k]      = f(a + 0.5 * (t + 1) * (b - a));
     }
     for (int j = 0; j < m; j++)
     {
@@ -78,17 +80,25 @@ float horner(const std::vector<float>& c, float t)
     return acc;
 }
 
+/* The largest |f| on [0, smax] (the scale of the tolerance). */
 template<typename F>
-std::vector<float> fitToTolerance(F&& f, double smax, double* maxError)
+double largestValue(F&& f, double smax)
 {
     double scale = 0;
     for (int k = 0; k <= 2000; k++)
     {
         scale = std::max(scale, std::abs(f(smax * k / 2000)));
     }
+    return scale;
+}
+
+template<typename F>
+std::vector<float> fitToTolerance(F&& f, double smax, double* maxError)
+{
+    const double scale = largestValue(f, smax);
     for (int n = 6; n < EwaldCorrection::c_maxCoefficients; n++)
     {
-        const std::vector<double> cd = toMonomials(chebyshevFit(f, smax, n));
+        const std::vector<double> cd = toMonomials(chebyshevFit(f, 0.0, smax, n));
         std::vector<float>        c(cd.begin(), cd.end());
         double                    err = 0;
         for (int k = 0; k <= 2000; k++)
@@ -107,6 +117,51 @@ std::vector<float> fitToTolerance(F&& f, double smax, double* maxError)
 }
 
 } // namespace
+
+EwaldPieces EwaldPieces::fit(double beta, double smax, int n, int c)
+{
+    EwaldPieces p;
+    p.pieces       = n;
+    p.coefficients = c;
+    p.scale        = float((n - 0.5) / (smax * (1 + 1e-5)));
+    p.coef.assign(static_cast<size_t>(n) * c, 0.0f);
+    auto f = [&](double s) { return EwaldCorrection::exactForce(beta, s); };
+    // each piece on u in [-h, h], h a little over 1/2 (x rounds in float);
+    // piece 0 reaches below s = 0, where the force's series still holds
+    const double h = 0.5 + 1e-3;
+    for (int k = 0; k < n; k++)
+    {
+        const std::vector<double> m =
+                toMonomials(chebyshevFit([&](double u) { return f((k + u) / double(p.scale)); }, -h, h, c - 1));
+        for (int i = 0; i < c; i++)
+        {
+            // monomials in t = u / h -> in u
+            p.coef[static_cast<size_t>(i) * n + k] = float(m[i] / std::pow(h, i));
+        }
+    }
+    for (int k = 0; k <= 20000; k++)
+    {
+        const float s = float(smax * k / 20000);
+        p.maxError    = std::max(p.maxError, std::abs(double(p.evaluate(s)) - f(s)));
+    }
+    p.usable = p.maxError <= 2e-7 * largestValue(f, smax);
+    return p;
+}
+
+float EwaldPieces::evaluate(float s) const
+{
+    const float y = std::fma(s, scale, c_magic);
+    uint32_t    bits;
+    std::memcpy(&bits, &y, sizeof bits);
+    const int   k   = static_cast<int>(bits & static_cast<uint32_t>(pieces - 1));
+    const float u   = std::fma(s, scale, c_magic - y);
+    float       acc = 0;
+    for (int i = coefficients - 1; i >= 0; i--)
+    {
+        acc = std::fma(acc, u, coef[static_cast<size_t>(i) * pieces + k]);
+    }
+    return acc;
+}
 
 double EwaldCorrection::exactForce(double beta, double s)
 {
@@ -156,6 +211,8 @@ EwaldCorrection EwaldCorrection::fit(double beta, double rmax)
     e.smax   = rmax * rmax;
     e.force  = fitToTolerance([&](double s) { return exactForce(beta, s); }, e.smax, &e.maxForceError);
     e.energy = fitToTolerance([&](double s) { return exactEnergy(beta, s); }, e.smax, &e.maxEnergyError);
+    e.forceIn8  = EwaldPieces::fit(beta, e.smax, 8, EwaldPieces::c_coefficientsIn8);
+    e.forceIn16 = EwaldPieces::fit(beta, e.smax, 16, EwaldPieces::c_coefficientsIn16);
     return e;
 }
 

@@ -434,5 +434,38 @@ TEST(EwaldCorrection, SeriesMatchesTheFunctionsInSinglePrecision)
     }
 }
 
+TEST(EwaldCorrection, PiecesMatchTheForceInSinglePrecision)
+{
+    for (double rc : { 0.9, 1.0, 1.2 })
+    {
+        for (double rtol : { 1e-4, 1e-5 })
+        {
+            const double          beta = ewaldCoefficient(rc, rtol);
+            const EwaldCorrection e    = EwaldCorrection::fit(beta, rc);
+            for (const EwaldPieces* p : { &e.forceIn8, &e.forceIn16 })
+            {
+                // the usual beta rc (2.6 to 3.5) fits in both
+                ASSERT_TRUE(p->usable) << rc << " " << rtol << " in " << p->pieces << ": " << p->maxError;
+                double worst = 0;
+                for (double r = 0; r <= rc; r += rc / 1999)
+                {
+                    const double s = r * r;
+                    worst = std::max(worst, std::abs(p->evaluate(float(s)) - EwaldCorrection::exactForce(beta, s)));
+                }
+                EXPECT_LT(worst, 5e-7 * EwaldCorrection::exactForce(beta, 0)) << rc << " " << rtol << " in " << p->pieces;
+                // beyond the cut-off (masked in the kernels): finite
+                for (double s = rc * rc; s < 50; s *= 1.37)
+                {
+                    EXPECT_TRUE(std::isfinite(p->evaluate(float(s)))) << s;
+                }
+            }
+        }
+    }
+    // too few coefficients miss the tolerance and are marked so
+    const double beta = ewaldCoefficient(1.0, 1e-5);
+    EXPECT_FALSE(EwaldPieces::fit(beta, 1.0, 8, 4).usable);
+    EXPECT_TRUE(EwaldPieces::fit(beta, 1.0, 8, EwaldPieces::c_coefficientsIn8).usable);
+}
+
 } // namespace
 } // namespace putmd
