@@ -54,12 +54,12 @@ public:
 
     const PmeParameters& parameters() const { return params_; }
 
-    /* Threads for spread and gather: the spread takes slabs of x planes
-     * (even slabs, then odd ones, which never share a grid point) straight
-     * onto the grid, so the grid is the same for every thread count; the
-     * transforms and the solve share planes and ky rows (Fft3d::convolve,
-     * the same lines whatever the count); gather splits the atoms in equal
-     * shares and needs no reduction. Forces, energy and virial are bitwise
+    /* Threads for spread and gather: the spread takes blocks of x and y
+     * planes in four phases (blocks of one phase never share a grid point)
+     * straight onto the grid, so the grid is the same for every thread
+     * count; the transforms and the solve share planes and ky rows
+     * (Fft3d::convolve, the same lines whatever the count); gather splits
+     * the atoms in equal shares and needs no reduction. Forces, energy and virial are bitwise
      * the same for every thread count. */
     void setNumThreads(int n);
     /* Makes the whole-grid FFT and its line plans now (a run on one rank
@@ -97,11 +97,13 @@ private:
     // kept between steps: no allocation in the step
     std::unique_ptr<Splines>          splines_;
     std::array<std::vector<int>, 3>   wrap_; // wrap_[d][i] = i mod K_d for i < K_d + order
-    std::vector<int>                  slabCount_; // per thread and slab: atoms, then write offsets
-    std::vector<int>                  slabStart_; // first entry of each slab in slabAtoms_
-    std::vector<int>                  slabAtoms_; // charged atoms by slab, in index order within one
-    std::vector<int>                  atomSlab_;  // per atom, -1 for no charge
-    std::vector<int>                  slabOfPlane_; // per first grid plane (x)
+    std::vector<int>                  slabCount_; // per thread and block: atoms, then write offsets
+    std::vector<int>                  slabStart_; // first entry of each block in slabAtoms_
+    std::vector<int>                  slabAtoms_; // charged atoms by block, in index order within one
+    std::vector<int>                  atomSlab_;  // per atom its block, -1 for no charge
+    std::vector<int>                  slabOfPlane_; // per first plane: x (block row), then y
+    std::vector<int>                  phaseBlocks_, phaseStart_; // the blocks of each of the four phases
+    int                               phaseAtoms_[4] = {};        // and their atoms
     bool                              sseRows_ = true; // order 4: the SSE rows (false: the plain loops)
     std::vector<real>                 influence_; // per spectrum point, for influenceBox_
     Box                               influenceBox_;
