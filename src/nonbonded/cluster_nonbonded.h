@@ -171,6 +171,10 @@ private:
     std::vector<AlignedVector<float>> threadJScratch_; // per thread: the SIMD kernel's j-force lanes
     std::vector<int>     threadStart_;
     std::vector<long>    entryCost_; // cost of the entries before each (splitByCost)
+    long                 listVersion_  = 0;  // advanced whenever the outer or the inner list changes
+    long                 splitVersion_ = -1; // the list version, threads and list kind threadStart_ was made for
+    int                  splitThreads_ = 0;
+    bool                 splitPruned_  = false;
     std::vector<ClusterKernelOutput> threadOut_;
     float                shift_[c_numShifts * 3] = {};
 };
