@@ -340,6 +340,30 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
     }
 }
 
+namespace
+{
+
+/* Energies of parts summed in order, and (virial not null) their virials
+ * added to *virial in the same order. */
+double sumInOrder(const std::vector<double>& energies, const std::vector<Matrix3>& virials, Matrix3* virial)
+{
+    double energy = 0;
+    for (size_t i = 0; i < energies.size(); i++)
+    {
+        energy += energies[i];
+        for (int p = 0; virial && p < 3; p++)
+        {
+            for (int q = 0; q < 3; q++)
+            {
+                (*virial)(p, q) += virials[i](p, q);
+            }
+        }
+    }
+    return energy;
+}
+
+} // namespace
+
 double solvePmeBlockSerial(const PmeParameters& params, const std::array<std::vector<double>, 3>& moduli,
                            const Box& box, std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial,
                            real* influence)
@@ -409,16 +433,7 @@ double solvePmeBlockSerial(const PmeParameters& params, const std::array<std::ve
             }
         }
     }
-    if (virial)
-    {
-        for (int p = 0; p < 3; p++)
-        {
-            for (int q = 0; q < 3; q++)
-            {
-                (*virial)(p, q) += vir(p, q);
-            }
-        }
-    }
+    sumInOrder({ 0.0 }, { vir }, virial);
     return energy;
 }
 
@@ -443,22 +458,7 @@ double solvePmeBlock(const PmeParameters& params, const std::array<std::vector<d
         energies[t] = solvePmeBlockSerial(params, moduli, box, data + a0 * plane, part, virial ? &virials[t] : nullptr,
                                           influence ? influence + a0 * plane : nullptr);
     }
-    double energy = 0;
-    for (int t = 0; t < nt; t++)
-    {
-        energy += energies[t];
-        if (virial)
-        {
-            for (int p = 0; p < 3; p++)
-            {
-                for (int q = 0; q < 3; q++)
-                {
-                    (*virial)(p, q) += virials[t](p, q);
-                }
-            }
-        }
-    }
-    return energy;
+    return sumInOrder(energies, virials, virial);
 }
 
 double applyInfluenceBlock(const PmeParameters& params, std::complex<real>* data, const SpectrumBlock& block,
@@ -524,22 +524,7 @@ double Pme::transformAndSolve(const Box& box, Matrix3* virial)
                                                        virial ? &rowVirials_[ky] : nullptr, factors)
                                  : applyInfluenceBlock(params_, points, row, factors);
     });
-    double energy = 0;
-    for (int ky = 0; ky < ny; ky++)
-    {
-        energy += rowEnergies_[ky];
-        if (virial)
-        {
-            for (int p = 0; p < 3; p++)
-            {
-                for (int q = 0; q < 3; q++)
-                {
-                    (*virial)(p, q) += rowVirials_[ky](p, q);
-                }
-            }
-        }
-    }
-    return energy;
+    return sumInOrder(rowEnergies_, rowVirials_, virial);
 }
 
 void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s, std::vector<Vec3<real>>& f)
