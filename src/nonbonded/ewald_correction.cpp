@@ -120,6 +120,12 @@ std::vector<float> fitToTolerance(F&& f, double smax, double* maxError)
 
 EwaldPieces EwaldPieces::fit(double beta, double smax, int n, int c)
 {
+    if (n < 1 || (n & (n - 1)) != 0 || c < 1)
+    {
+        // the piece is read from the low bits of a float sum (mod n)
+        throw SimulationError("the Ewald fit in pieces needs a power of two pieces and at least one coefficient (got "
+                              + std::to_string(n) + " pieces, " + std::to_string(c) + " coefficients)");
+    }
     EwaldPieces p;
     p.pieces       = n;
     p.coefficients = c;

@@ -465,6 +465,8 @@ TEST(EwaldCorrection, PiecesMatchTheForceInSinglePrecision)
     const double beta = ewaldCoefficient(1.0, 1e-5);
     EXPECT_FALSE(EwaldPieces::fit(beta, 1.0, 8, 4).usable);
     EXPECT_TRUE(EwaldPieces::fit(beta, 1.0, 8, EwaldPieces::c_coefficientsIn8).usable);
+    // the piece comes from the low bits: only powers of two
+    EXPECT_THROW(EwaldPieces::fit(beta, 1.0, 12, 6), SimulationError);
 }
 
 } // namespace
