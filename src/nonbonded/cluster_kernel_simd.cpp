@@ -767,7 +767,12 @@ private:
     std::vector<ClusterPairJ> groups_[3];
 };
 
-
+/* The prune keeps exactly the entries the plain prune keeps, so its
+ * distances are the plain prune's float operations: GCC would otherwise
+ * contract the products and sums into multiply-adds (it did, on AVX2 and
+ * AVX-512), which round differently at the radius. */
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
 void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOutput& out)
 {
     const hn::ScalableTag<float>          d;
@@ -863,6 +868,7 @@ void ClusterPruneSimd(const ClusterKernelInput& in, float rlist2, ClusterPruneOu
         nj += n0 + nb + n1;
     }
 }
+#pragma GCC pop_options
 
 #endif // HWY_TARGET == HWY_SCALAR
 
