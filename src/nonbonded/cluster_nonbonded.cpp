@@ -499,54 +499,37 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
             reportOverlap(top);
         }
     }
-    // thread buffers summed in thread order, then added to the atoms. With
-    // the virial, into thread 0's buffer (which the virial reads), slot by
-    // slot; otherwise atom by atom, so that each thread writes its own run
-    // of f (slot by slot the threads wrote atoms scattered over the whole
-    // array, and the reduction took as long on 2 threads as on one). The
-    // same sums either way.
+    // thread buffers summed in thread order, then added to the atoms, atom
+    // by atom so that each thread writes its own run of f (slot by slot the
+    // threads wrote atoms scattered over the whole array, and the reduction
+    // took as long on 2 threads as on one); with the virial, the sums also
+    // into thread 0's buffer, which the virial reads
     const auto& atomOf = grid_.atomOfSlot();
     float*      sum    = threadF_[0].data();
-    if (virial)
-    {
+    const auto& slotOf = grid_.slotOfAtom();
+    const int   na     = static_cast<int>(slotOf.size());
 #pragma omp parallel for num_threads(nt) schedule(static)
-        for (int slot = 0; slot < ns; slot++)
-        {
-            const int a = atomOf[slot];
-            if (a < 0)
-            {
-                continue;
-            }
-            for (int t = 1; t < nt; t++)
-            {
-                sum[slot] += threadF_[t][slot];
-                sum[ns + slot] += threadF_[t][ns + slot];
-                sum[2 * size_t(ns) + slot] += threadF_[t][2 * size_t(ns) + slot];
-            }
-            f[a] += Vec3<real>(real(sum[slot]), real(sum[ns + slot]), real(sum[2 * size_t(ns) + slot]));
-        }
-    }
-    else
+    for (int a = 0; a < na; a++)
     {
-        const auto& slotOf = grid_.slotOfAtom();
-        const int   na     = static_cast<int>(slotOf.size());
-#pragma omp parallel for num_threads(nt) schedule(static)
-        for (int a = 0; a < na; a++)
+        const int slot = slotOf[a];
+        if (slot < 0)
         {
-            const int slot = slotOf[a];
-            if (slot < 0)
-            {
-                continue;
-            }
-            float sx = sum[slot], sy = sum[ns + slot], sz = sum[2 * size_t(ns) + slot];
-            for (int t = 1; t < nt; t++)
-            {
-                sx += threadF_[t][slot];
-                sy += threadF_[t][ns + slot];
-                sz += threadF_[t][2 * size_t(ns) + slot];
-            }
-            f[a] += Vec3<real>(real(sx), real(sy), real(sz));
+            continue;
         }
+        float sx = sum[slot], sy = sum[ns + slot], sz = sum[2 * size_t(ns) + slot];
+        for (int t = 1; t < nt; t++)
+        {
+            sx += threadF_[t][slot];
+            sy += threadF_[t][ns + slot];
+            sz += threadF_[t][2 * size_t(ns) + slot];
+        }
+        if (virial)
+        {
+            sum[slot]                  = sx;
+            sum[ns + slot]             = sy;
+            sum[2 * size_t(ns) + slot] = sz;
+        }
+        f[a] += Vec3<real>(real(sx), real(sy), real(sz));
     }
     double vlj = 0, vcoul = 0;
     double fshift[c_numShifts][3] = {};

@@ -211,25 +211,25 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
     auto slabsOf = [&](int k) { return k / (p - 1) >= 2 ? 2 * (k / (2 * (p - 1))) : 1; };
     const int slabsX = slabsOf(K[0]), slabsY = slabsOf(K[1]);
     const int numBlocks = slabsX * slabsY;
-    slabCount_.assign(size_t(nt) * numBlocks, 0);
+    blockCount_.assign(size_t(nt) * numBlocks, 0);
     netChargeParts_.assign(nt, 0.0);
-    slabAtoms_.resize(natoms);
-    slabStart_.assign(numBlocks + 1, 0);
-    std::vector<int>& atomSlab = atomSlab_;
-    atomSlab.resize(natoms);
+    blockAtoms_.resize(natoms);
+    blockStart_.assign(numBlocks + 1, 0);
+    std::vector<int>& atomBlock = atomBlock_;
+    atomBlock.resize(natoms);
     // the slab of each first plane, floor(index * slabs / K), as a table
     // (a 64-bit division per atom was two thirds of this function's own time)
-    slabOfPlane_.resize(K[0] + K[1]);
+    blockOfPlane_.resize(K[0] + K[1]);
     for (int ip = 0; ip < K[0]; ip++)
     {
-        slabOfPlane_[ip] = int(long(ip) * slabsX / K[0]) * slabsY;
+        blockOfPlane_[ip] = int(long(ip) * slabsX / K[0]) * slabsY;
     }
     for (int ip = 0; ip < K[1]; ip++)
     {
-        slabOfPlane_[K[0] + ip] = int(long(ip) * slabsY / K[1]);
+        blockOfPlane_[K[0] + ip] = int(long(ip) * slabsY / K[1]);
     }
-    const int* const blockOfX = slabOfPlane_.data();
-    const int* const blockOfY = slabOfPlane_.data() + K[0];
+    const int* const blockOfX = blockOfPlane_.data();
+    const int* const blockOfY = blockOfPlane_.data() + K[0];
     // the blocks of each phase, in block order
     phaseBlocks_.clear();
     phaseStart_.assign(5, 0);
@@ -250,7 +250,7 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
         const int t     = nt > 1 ? omp_get_thread_num() : 0;
         const int begin = static_cast<int>(long(natoms) * t / nt), end = static_cast<int>(long(natoms) * (t + 1) / nt);
         std::fill(grid + ngrid * t / nt, grid + ngrid * (t + 1) / nt, real(0));
-        int* count = &slabCount_[size_t(t) * numBlocks];
+        int* count = &blockCount_[size_t(t) * numBlocks];
         if (p == 4)
         {
             real* const theta[3]  = { s.theta[0].data(), s.theta[1].data(), s.theta[2].data() };
@@ -270,11 +270,11 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
                 const int first = iu - p + 1;
                 s.index[d][i]   = first < 0 ? first + K[d] : first;
             }
-            const int slab = q[i] == 0 ? -1 : blockOfX[s.index[0][i]] + blockOfY[s.index[1][i]];
-            atomSlab[i]    = slab;
-            if (slab >= 0)
+            const int block = q[i] == 0 ? -1 : blockOfX[s.index[0][i]] + blockOfY[s.index[1][i]];
+            atomBlock[i]    = block;
+            if (block >= 0)
             {
-                count[slab]++;
+                count[block]++;
             }
         }
         netChargeParts_[t] = qpart;
@@ -285,29 +285,29 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
             int offset = 0;
             for (int b = 0; b < numBlocks; b++)
             {
-                slabStart_[b] = offset;
+                blockStart_[b] = offset;
                 for (int u = 0; u < nt; u++)
                 {
-                    const int c                            = slabCount_[size_t(u) * numBlocks + b];
-                    slabCount_[size_t(u) * numBlocks + b] = offset;
+                    const int c                            = blockCount_[size_t(u) * numBlocks + b];
+                    blockCount_[size_t(u) * numBlocks + b] = offset;
                     offset += c;
                 }
             }
-            slabStart_[numBlocks] = offset;
+            blockStart_[numBlocks] = offset;
             for (int phase = 0; phase < 4; phase++)
             {
                 phaseAtoms_[phase] = 0;
                 for (int k = phaseStart_[phase]; k < phaseStart_[phase + 1]; k++)
                 {
-                    phaseAtoms_[phase] += slabStart_[phaseBlocks_[k] + 1] - slabStart_[phaseBlocks_[k]];
+                    phaseAtoms_[phase] += blockStart_[phaseBlocks_[k] + 1] - blockStart_[phaseBlocks_[k]];
                 }
             }
         }
         for (int i = begin; i < end; i++)
         {
-            if (atomSlab[i] >= 0)
+            if (atomBlock[i] >= 0)
             {
-                slabAtoms_[count[atomSlab[i]]++] = i;
+                blockAtoms_[count[atomBlock[i]]++] = i;
             }
         }
 #pragma omp barrier
@@ -327,11 +327,11 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
             for (int k = k0; k < k1; k++)
             {
                 const int b = phaseBlocks_[k];
-                const int n = slabStart_[b + 1] - slabStart_[b];
+                const int n = blockStart_[b + 1] - blockStart_[b];
                 // the block goes to the thread whose share holds its first atom
                 if (done >= from && done < to)
                 {
-                    spreadAtoms(grid, rows, atoms, slabAtoms_.data(), slabStart_[b], slabStart_[b + 1], sseRows_);
+                    spreadAtoms(grid, rows, atoms, blockAtoms_.data(), blockStart_[b], blockStart_[b + 1], sseRows_);
                 }
                 done += n;
             }
@@ -343,6 +343,17 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
 namespace
 {
 
+void addTo(Matrix3& to, const Matrix3& from)
+{
+    for (int p = 0; p < 3; p++)
+    {
+        for (int q = 0; q < 3; q++)
+        {
+            to(p, q) += from(p, q);
+        }
+    }
+}
+
 /* Energies of parts summed in order, and (virial not null) their virials
  * added to *virial in the same order. */
 double sumInOrder(const std::vector<double>& energies, const std::vector<Matrix3>& virials, Matrix3* virial)
@@ -351,12 +362,9 @@ double sumInOrder(const std::vector<double>& energies, const std::vector<Matrix3
     for (size_t i = 0; i < energies.size(); i++)
     {
         energy += energies[i];
-        for (int p = 0; virial && p < 3; p++)
+        if (virial)
         {
-            for (int q = 0; q < 3; q++)
-            {
-                (*virial)(p, q) += virials[i](p, q);
-            }
+            addTo(*virial, virials[i]);
         }
     }
     return energy;
@@ -433,7 +441,10 @@ double solvePmeBlockSerial(const PmeParameters& params, const std::array<std::ve
             }
         }
     }
-    sumInOrder({ 0.0 }, { vir }, virial);
+    if (virial)
+    {
+        addTo(*virial, vir);
+    }
     return energy;
 }
 

@@ -59,8 +59,8 @@ public:
      * straight onto the grid, so the grid is the same for every thread
      * count; the transforms and the solve share planes and ky rows
      * (Fft3d::convolve, the same lines whatever the count); gather splits
-     * the atoms in equal shares and needs no reduction. Forces, energy and virial are bitwise
-     * the same for every thread count. */
+     * the atoms in equal shares and needs no reduction. Forces, energy and
+     * virial are bitwise the same for every thread count. */
     void setNumThreads(int n);
     /* Makes the whole-grid FFT and its line plans now (a run on one rank
      * calls it at set-up: made lazily at the first compute, the measured
@@ -97,11 +97,11 @@ private:
     // kept between steps: no allocation in the step
     std::unique_ptr<Splines>          splines_;
     std::array<std::vector<int>, 3>   wrap_; // wrap_[d][i] = i mod K_d for i < K_d + order
-    std::vector<int>                  slabCount_; // per thread and block: atoms, then write offsets
-    std::vector<int>                  slabStart_; // first entry of each block in slabAtoms_
-    std::vector<int>                  slabAtoms_; // charged atoms by block, in index order within one
-    std::vector<int>                  atomSlab_;  // per atom its block, -1 for no charge
-    std::vector<int>                  slabOfPlane_; // per first plane: x (block row), then y
+    std::vector<int>                  blockCount_; // per thread and block: atoms, then write offsets
+    std::vector<int>                  blockStart_; // first entry of each block in blockAtoms_
+    std::vector<int>                  blockAtoms_; // charged atoms by block, in index order within one
+    std::vector<int>                  atomBlock_;  // per atom its block, -1 for no charge
+    std::vector<int>                  blockOfPlane_; // per first plane: x (block row), then y
     std::vector<int>                  phaseBlocks_, phaseStart_; // the blocks of each of the four phases
     int                               phaseAtoms_[4] = {};        // and their atoms
     bool                              sseRows_ = true; // order 4: the SSE rows (false: the plain loops)

@@ -89,7 +89,7 @@ public:
 
     /* Threads for the nonbonded kernel and PME spread/gather (one rank). */
     void setNumThreads(int n);
-    /* The PME FFT's planning (before setNumThreads, which plans). */
+    /* The PME FFT's planning (before prepareFft, which plans). */
     void setFftPlanning(FftPlanning planning);
     /* After setNumThreads and setDomainDecomposition: makes the whole-grid
      * FFT and its plans when PME runs here on one rank (not in the first
