@@ -125,6 +125,13 @@ HWY_INLINE void maskLaneBits(DI di, hn::Vec<DI> (&bits)[R])
     }
 }
 
+/* The force's fit in as many pieces as W lanes (8 or 16). */
+template<int W>
+HWY_INLINE const EwaldPieces& forcePieces(const EwaldCorrection& e)
+{
+    return W == 16 ? e.forceIn16 : e.forceIn8;
+}
+
 /* With 16 vector registers (AVX2, SSE4) a cluster pair's intermediates,
  * the Ewald coefficients, the i-atoms' values and their force accumulators
  * do not fit, and GCC's default order (no scheduling before register
@@ -181,7 +188,7 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
     }
     // the pieces' coefficients: register i holds coefficient i of every piece
     constexpr int kPieceCoefficients = W == 16 ? EwaldPieces::c_coefficientsIn16 : EwaldPieces::c_coefficientsIn8;
-    const EwaldPieces& pieces = W == 16 ? k.ewald.forceIn16 : k.ewald.forceIn8;
+    const EwaldPieces& pieces = forcePieces<W>(k.ewald);
     V pCoef[kPieceCoefficients];
     for (int c = 0; c < kPieceCoefficients; c++)
     {
@@ -381,7 +388,7 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
                     if constexpr (kPieces)
                     {
                         // piece round(x) from the low bits of x + M, and
-                        // x - round(x) (ewald_correction.h); Horner
+                        // x - round(x) (ewald_correction.h)
                         const V    y   = hn::MulAdd(r2[u], pScale, pMagic);
                         const auto idx = hn::IndicesFromVec(d, hn::And(hn::BitCast(di, y), pLaneMask));
                         const V    x   = hn::MulAdd(r2[u], pScale, hn::Sub(pMagic, y));
@@ -685,7 +692,7 @@ void withEnergies(const ClusterKernelSetup& k, const ClusterKernelInput& in, Clu
     constexpr size_t W = hn::MaxLanes(hn::ScalableTag<float>());
     if constexpr (kEwald && (W == 8 || W == 16))
     {
-        if ((W == 16 ? k.ewald.forceIn16 : k.ewald.forceIn8).usable)
+        if (forcePieces<static_cast<int>(W)>(k.ewald).usable)
         {
             k.energies ? withComb<true, kForceSwitch, true, false, true>(k, in, out)
                        : withComb<true, kForceSwitch, false, false, true>(k, in, out);
