@@ -30,6 +30,9 @@
 #include <string>
 #include <vector>
 
+#include <omp.h>
+
+#include "fft/aligned_plans.h"
 #include "fft/fftw_precision.h"
 #include "fft/transpose.h"
 
@@ -59,6 +62,12 @@ T* allocate(long n)
     }
     return p;
 }
+
+/* Slab planes per 2D transform call of convolve() on threads: FFTW
+ * transforms several planes at once faster than one (one plane per call
+ * made the 2-rank water PME's transforms 5-8% slower), and a fixed chunk
+ * keeps every plane's plan the same whatever the number of threads. */
+constexpr int c_planeChunk = 4;
 
 FftwComplex* fftwPtr(Complex* p)
 {
@@ -120,6 +129,13 @@ struct PencilFft3d::Impl
     Complex* cdata = nullptr;
 
     PUTMD_FFTW(plan) r2c = nullptr, c2r = nullptr, yFwd = nullptr, yBwd = nullptr, xFwd = nullptr, xBwd = nullptr;
+    // convolve(): the x transforms of one ky row (its kz lines), per
+    // alignment class of the rows
+    AlignedPlans xRowFwd, xRowBwd;
+    bool         rowPlans = false;
+    // and of a chunk of a slab's x planes (their 2D transforms): [0] full
+    // chunks, [1] the last chunk
+    AlignedPlans r2cChunk[2], c2rChunk[2];
 
     TransposePlan                   rowFwd, rowBwd, colFwd, colBwd;
     std::unique_ptr<fft::SharedStageArrays> shared; // shm: A, B, C live here
@@ -295,6 +311,33 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
         {
             throw std::runtime_error("pencil FFT: FFTW could not make a plan");
         }
+        // the 2D transforms of a chunk of c_planeChunk planes (the last
+        // chunk: what is left), for convolve()'s threads
+        const long cplane = long(n[1]) * m.nzc;
+        const int  chunks = (howX + c_planeChunk - 1) / c_planeChunk;
+        auto realOf = [&](int c) { return m.rdata + long(c) * c_planeChunk * planeStride; };
+        auto cplxOf = [&](int c) { return fftwPtr(m.adata + long(c) * c_planeChunk * cplane); };
+        bool ok = true;
+        for (int last = 0; last < 2; last++)
+        {
+            // full chunks [0, chunks - 1), then the last one alone
+            const int first = last ? chunks - 1 : 0, count = last ? 1 : chunks - 1;
+            const int how   = last ? howX - (chunks - 1) * c_planeChunk : c_planeChunk;
+            auto      in    = [&](int c) { return realOf(first + c); };
+            auto      out   = [&](int c) { return cplxOf(first + c); };
+            ok = ok && m.r2cChunk[last].plan(count, in, out, [&](real* i, FftwComplex* o) {
+                return PUTMD_FFTW(plan_many_dft_r2c)(2, yz, how, i, embed, 1, int(planeStride), o, nullptr, 1,
+                                                     int(cplane), flags);
+            });
+            ok = ok && m.c2rChunk[last].plan(count, out, in, [&](FftwComplex* i, real* o) {
+                return PUTMD_FFTW(plan_many_dft_c2r)(2, yz, how, i, nullptr, 1, int(cplane), o, embed, 1,
+                                                     int(planeStride), flags);
+            });
+        }
+        if (!ok)
+        {
+            throw std::runtime_error("pencil FFT: FFTW could not make a plan");
+        }
     }
     // Pencils: 1D FFTs along the contiguous axis of each stage; none where
     // the local block is empty.
@@ -341,6 +384,25 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
         if (howX > 0 && (m.xFwd == nullptr || m.xBwd == nullptr))
         {
             throw std::runtime_error("pencil FFT: FFTW could not make a plan");
+        }
+        // one ky row's lines, for convolve()
+        const int lz = m.lc.box.size[2], ly = m.lc.box.size[1];
+        if (lz > 0 && ly > 0)
+        {
+            int          nx  = n[0];
+            const size_t row = size_t(lz) * n[0];
+            auto rowOf = [&](int a) { return fftwPtr(m.cdata + a * row); };
+            auto make  = [&](int dir) {
+                return [&, dir](FftwComplex* in, FftwComplex* out) {
+                    return PUTMD_FFTW(plan_many_dft)(1, &nx, lz, in, nullptr, 1, nx, out, nullptr, 1, nx, dir, flags);
+                };
+            };
+            m.rowPlans = m.xRowFwd.plan(ly, rowOf, rowOf, make(FFTW_FORWARD))
+                         && m.xRowBwd.plan(ly, rowOf, rowOf, make(FFTW_BACKWARD));
+            if (!m.rowPlans)
+            {
+                throw std::runtime_error("pencil FFT: FFTW could not make a plan");
+            }
         }
     }
     if (planning == FftPlanning::Measure)
@@ -451,6 +513,111 @@ void PencilFft3d::backward()
     }
     m.run(m.c2r);
     ++m.stats.transforms;
+}
+
+void PencilFft3d::convolve(int threads, const RowSolver& solveRow, double* solveSeconds)
+{
+    Impl&        m   = *impl_;
+    const int    ly  = m.lc.box.size[1];
+    const size_t row = size_t(m.lc.box.size[2]) * m.n[0];
+    // slabs: the planes' 2D transforms shared by the threads too (one
+    // plane's plan, whatever the thread count: the same bits for any)
+    const int    lx     = m.slab ? m.realBox.size[0] : 0;
+    const int    chunks = (lx + c_planeChunk - 1) / c_planeChunk;
+    const long   plane  = long(m.realBox.size[1] + m.halo[1]) * m.n[2];
+    const long   cplane = long(m.n[1]) * m.nzc;
+    const int    nt     = std::max(1, std::min(threads, std::max(ly, chunks)));
+    std::vector<double> fftTime(nt, 0.0), solveTime(nt, 0.0);
+    auto planes = [&](bool toComplex) {
+#pragma omp parallel num_threads(nt)
+        {
+            const int    t  = omp_get_thread_num();
+            const double t0 = now();
+            for (int c = chunks * t / nt; c < chunks * (t + 1) / nt; c++)
+            {
+                real*        r    = m.rdata + long(c) * c_planeChunk * plane;
+                FftwComplex* z    = fftwPtr(m.adata + long(c) * c_planeChunk * cplane);
+                const int    last = c == chunks - 1 ? 1 : 0;
+                if (toComplex)
+                {
+                    PUTMD_FFTW(execute_dft_r2c)(m.r2cChunk[last].find(r, z), r, z);
+                }
+                else
+                {
+                    PUTMD_FFTW(execute_dft_c2r)(m.c2rChunk[last].find(z, r), z, r);
+                }
+            }
+            fftTime[t] += now() - t0;
+        }
+    };
+    if (nt == 1)
+    {
+        // one thread: the whole-block plans of forward() and backward()
+        // (FFTW transforms many planes or lines at once faster: chunks
+        // and rows on one thread made the 2-rank water PME's transforms
+        // 3-8% slower), the rows solved in order between them
+        forward();
+        double t0 = now();
+        for (int a = 0; a < (row > 0 ? ly : 0); a++)
+        {
+            solveRow(a, m.cdata + a * row);
+        }
+        if (solveSeconds)
+        {
+            *solveSeconds = now() - t0;
+        }
+        backward();
+        return;
+    }
+    if (m.slab)
+    {
+        planes(true);
+    }
+    else
+    {
+        m.run(m.r2c);
+        m.transpose(*m.row, m.rowFwd, m.adata, m.bdata);
+        m.run(m.yFwd);
+    }
+    m.transpose(*m.col, m.colFwd, m.slab ? m.adata : m.bdata, m.cdata);
+    if (m.rowPlans)
+    {
+#pragma omp parallel num_threads(nt)
+        {
+            const int t = omp_get_thread_num();
+            for (int a = ly * t / nt; a < ly * (t + 1) / nt; a++)
+            {
+                FftwComplex* p  = fftwPtr(m.cdata + a * row);
+                const double t0 = now();
+                PUTMD_FFTW(execute_dft)(m.xRowFwd.find(p, p), p, p);
+                const double t1 = now();
+                solveRow(a, m.cdata + a * row);
+                const double t2 = now();
+                PUTMD_FFTW(execute_dft)(m.xRowBwd.find(p, p), p, p);
+                fftTime[t] += (t1 - t0) + (now() - t2);
+                solveTime[t] += t2 - t1;
+            }
+        }
+    }
+    m.transpose(*m.col, m.colBwd, m.cdata, m.slab ? m.adata : m.bdata);
+    if (m.slab)
+    {
+        planes(false);
+    }
+    else
+    {
+        m.run(m.yBwd);
+        m.transpose(*m.row, m.rowBwd, m.bdata, m.adata);
+        m.run(m.c2r);
+    }
+    // the calling thread's share stands for the threaded passes (the
+    // others ran beside it)
+    m.stats.fftSeconds += fftTime[0];
+    if (solveSeconds)
+    {
+        *solveSeconds = solveTime[0];
+    }
+    m.stats.transforms += 2;
 }
 
 const FftCommStats& PencilFft3d::stats() const

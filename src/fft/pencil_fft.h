@@ -47,6 +47,7 @@
 
 #include <array>
 #include <complex>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -143,6 +144,26 @@ public:
      * times the input of forward(). complexData() is overwritten (as FFTW's
      * c2r overwrites its input). */
     void backward();
+    /* forward() and backward() with the caller's solve between, one ky
+     * of the spectrum at a time: after the last transpose, each ky's
+     * x transforms (its complexSize()[2] x nx points, kz slowest, kx
+     * fastest: complexData() + a complexSize()[2] complexSize()[0]),
+     * solveRow(a, points) on them in place (a = ky - complexStart()[1]),
+     * then their inverse x transforms, while the points are in cache: the
+     * same result as forward(), a solve of the whole block and backward()
+     * within rounding,
+     * one pass over the spectrum fewer. threads > 1: the rows go to the
+     * OpenMP threads in equal shares, and so do a slab's planes (their
+     * 2D transforms in chunks of 4 planes; pencils keep the z and y
+     * passes on the calling thread): the same bits for any thread count
+     * above one. One thread: forward(), the rows in order, backward()
+     * (FFTW's whole-block plans are faster on one thread; the bits may
+     * differ from the threaded ones in the last place). solveRow must
+     * keep per-row results apart (the caller sums them in row order).
+     * solveSeconds: the calling thread's time inside solveRow (timing
+     * only). */
+    using RowSolver = std::function<void(int row, std::complex<real>* points)>;
+    void convolve(int threads, const RowSolver& solveRow, double* solveSeconds = nullptr);
 
     const FftCommStats& stats() const;
     void                resetStats();

@@ -93,6 +93,11 @@ double solvePmeBlockSerial(const PmeParameters& params, const std::array<std::ve
                            const Box& box, std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial,
                            real* influence = nullptr);
 
+/* Energies of parts (threads, ky rows) summed in order, and (virial not
+ * null) their virials added to *virial in the same order: the same bits
+ * however the parts were computed. */
+double sumInOrder(const std::vector<double>& energies, const std::vector<Matrix3>& virials, Matrix3* virial);
+
 /* The same block multiplied by factors a solvePmeBlock call stored for the
  * same box (no exp per point); returns the energy (serial). */
 double applyInfluenceBlock(const PmeParameters& params, std::complex<real>* data, const SpectrumBlock& block,

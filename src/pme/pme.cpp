@@ -354,8 +354,8 @@ void addTo(Matrix3& to, const Matrix3& from)
     }
 }
 
-/* Energies of parts summed in order, and (virial not null) their virials
- * added to *virial in the same order. */
+} // namespace
+
 double sumInOrder(const std::vector<double>& energies, const std::vector<Matrix3>& virials, Matrix3* virial)
 {
     double energy = 0;
@@ -369,8 +369,6 @@ double sumInOrder(const std::vector<double>& energies, const std::vector<Matrix3
     }
     return energy;
 }
-
-} // namespace
 
 double solvePmeBlockSerial(const PmeParameters& params, const std::array<std::vector<double>, 3>& moduli,
                            const Box& box, std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial,

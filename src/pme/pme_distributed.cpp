@@ -773,39 +773,51 @@ double DistributedPme::compute(const Box& box, std::span<const Vec3<real>> x, st
     }
     // the summed block is the FFT's input where it lies (realHalo)
     const FftCommStats fft0 = fft_->stats();
-    {
-        Timed t(timers, Stage::PmeFft);
-        fft_->forward();
-    }
+    // the transforms with the solve of each ky row between its x
+    // transforms (PencilFft3d::convolve); the factors of the last full
+    // solve while the box is unchanged (Pme::solve's cache): no exp per
+    // point on steps without virial. Energy and virial per row, summed in
+    // row order.
     double energy = 0;
     {
-        Timed         t(timers, Stage::PmeSolve);
-        SpectrumBlock block;
-        block.start = fft_->complexStart();
-        block.size  = fft_->complexSize();
-        block.order = fft_->complexOrder();
-        // the factors of the last full solve while the box is unchanged
-        // (Pme::solve's cache): no exp per point on steps without virial
-        const size_t n = size_t(block.size[0]) * block.size[1] * block.size[2];
+        const auto   start = fft_->complexStart(), size = fft_->complexSize();
+        const size_t row   = size_t(size[0]) * size[2];
+        const size_t n     = row * size[1];
         bool same = influence_.size() == n;
         for (int a = 0; a < 9 && same; a++)
         {
             same = box.vectors()(a / 3, a % 3) == influenceBox_.vectors()(a / 3, a % 3);
         }
-        if (virial || !same)
+        const bool full = virial || !same;
+        if (full)
         {
             influence_.resize(n);
             influenceBox_ = box;
-            energy = solvePmeBlock(params_, moduli_, box, fft_->complexData(), block, virial, influence_.data());
         }
-        else
+        rowEnergies_.assign(size[1], 0.0);
+        rowVirials_.assign(virial ? size[1] : 0, Matrix3());
+        double solveSeconds = 0;
         {
-            energy = applyInfluenceBlock(params_, fft_->complexData(), block, influence_.data());
+            Timed t(timers, Stage::PmeFft);
+            fft_->convolve(numThreads_, [&](int a, std::complex<real>* points) {
+                SpectrumBlock block;
+                block.start = { start[0], start[1] + a, start[2] };
+                block.size  = { size[0], 1, size[2] };
+                block.order = fft_->complexOrder();
+                real* factors = influence_.data() + a * row;
+                rowEnergies_[a] = full ? solvePmeBlockSerial(params_, moduli_, box, points, block,
+                                                            virial ? &rowVirials_[a] : nullptr, factors)
+                                       : applyInfluenceBlock(params_, points, block, factors);
+            }, &solveSeconds);
         }
-    }
-    {
-        Timed t(timers, Stage::PmeFft);
-        fft_->backward();
+        if (timers && stageTimingEnabled())
+        {
+            // the solve ran inside the transforms' stage: its time moves
+            // to its own row
+            timers->remove(Stage::PmeFft, solveSeconds, 0);
+            timers->add(Stage::PmeSolve, solveSeconds);
+        }
+        energy = sumInOrder(rowEnergies_, rowVirials_, virial);
     }
     if (timers && stageTimingEnabled())
     {

@@ -30,7 +30,9 @@
  *     process row of one rank (a periodic self-sum), takes the same path;
  *  4. the distributed r2c FFT (fft/pencil_fft.h), the solve on this rank's
  *     block of the half spectrum (pme/bspline.h, the same arithmetic as the
- *     one-rank reference in pme.h), the c2r FFT;
+ *     one-rank reference in pme.h), the c2r FFT: PencilFft3d::convolve,
+ *     which solves each ky row between its x transforms (energy and
+ *     virial per row, summed in row order);
  *  5. border fill, the reverse of 3 (y, then x): extended planes get the
  *     owners' potential values;
  *  6. gather forces on the redistributed atoms, and redistribution F: the
@@ -172,6 +174,8 @@ private:
     std::vector<int>                 slabStart_, slabFill_, slabAtoms_; // spread: charged atoms by x slab
     std::vector<int>                 slabOfPlane_;                      // spread: the slab of each extended x plane
     Box                              influenceBox_;
+    std::vector<double>              rowEnergies_; // per ky row of the spectrum block, summed in row order
+    std::vector<Matrix3>             rowVirials_;
 };
 
 } // namespace putmd
