@@ -136,6 +136,8 @@ struct PencilFft3d::Impl
     // and of a chunk of a slab's x planes (their 2D transforms): [0] full
     // chunks, [1] the last chunk
     AlignedPlans r2cChunk[2], c2rChunk[2];
+    // pencils: one x plane's z rows (real <-> complex) and y lines
+    AlignedPlans zPlaneR2c, zPlaneC2r, yPlaneFwd, yPlaneBwd;
 
     TransposePlan                   rowFwd, rowBwd, colFwd, colBwd;
     std::unique_ptr<fft::SharedStageArrays> shared; // shm: A, B, C live here
@@ -369,6 +371,39 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
         {
             throw std::runtime_error("pencil FFT: FFTW could not make a plan");
         }
+        // one x plane's z rows and y lines, for convolve()'s threads
+        bool ok = true;
+        if (howZ > 0)
+        {
+            const int         ly = m.realBox.size[1];
+            PUTMD_FFTW(iodim) zReal{ n[2], 1, 1 };
+            PUTMD_FFTW(iodim) rowR2c{ ly, int(rowStride), m.nzc }, rowC2r{ ly, m.nzc, int(rowStride) };
+            auto realOf = [&](int i) { return m.rdata + i * planeStride; };
+            auto cplxOf = [&](int i) { return fftwPtr(m.adata + long(i) * ly * m.nzc); };
+            ok = ok && m.zPlaneR2c.plan(m.realBox.size[0], realOf, cplxOf, [&](real* in, FftwComplex* out) {
+                return PUTMD_FFTW(plan_guru_dft_r2c)(1, &zReal, 1, &rowR2c, in, out, flags);
+            });
+            ok = ok && m.zPlaneC2r.plan(m.realBox.size[0], cplxOf, realOf, [&](FftwComplex* in, real* out) {
+                return PUTMD_FFTW(plan_guru_dft_c2r)(1, &zReal, 1, &rowC2r, in, out, flags);
+            });
+        }
+        if (howY > 0)
+        {
+            int       ny = n[1];
+            const int lz = m.lb.box.size[2];
+            auto      planeOf = [&](int i) { return fftwPtr(m.bdata + long(i) * lz * ny); };
+            auto      make    = [&](int dir) {
+                return [&, dir](FftwComplex* in, FftwComplex* out) {
+                    return PUTMD_FFTW(plan_many_dft)(1, &ny, lz, in, nullptr, 1, ny, out, nullptr, 1, ny, dir, flags);
+                };
+            };
+            ok = ok && m.yPlaneFwd.plan(m.lb.box.size[0], planeOf, planeOf, make(FFTW_FORWARD));
+            ok = ok && m.yPlaneBwd.plan(m.lb.box.size[0], planeOf, planeOf, make(FFTW_BACKWARD));
+        }
+        if (!ok)
+        {
+            throw std::runtime_error("pencil FFT: FFTW could not make a plan");
+        }
     }
     {
         const int howX = m.lc.box.size[1] * m.lc.box.size[2];
@@ -526,29 +561,59 @@ void PencilFft3d::convolve(int threads, const RowSolver& solveRow, double* solve
     const int    chunks = (lx + c_planeChunk - 1) / c_planeChunk;
     const long   plane  = long(m.realBox.size[1] + m.halo[1]) * m.n[2];
     const long   cplane = long(m.n[1]) * m.nzc;
-    const int    nt     = std::max(1, std::min(threads, std::max(ly, chunks)));
+    const int    most   = std::max({ ly, chunks, m.slab ? 0 : m.realBox.size[0], m.slab ? 0 : m.lb.box.size[0] });
+    const int    nt     = std::max(1, std::min(threads, most));
     std::vector<double> fftTime(nt, 0.0), solveTime(nt, 0.0);
-    auto planes = [&](bool toComplex) {
+    // count items over the threads in equal shares (thread 0's time is
+    // the pass's)
+    auto shared = [&](int count, auto&& item) {
 #pragma omp parallel num_threads(nt)
         {
             const int    t  = omp_get_thread_num();
             const double t0 = now();
-            for (int c = chunks * t / nt; c < chunks * (t + 1) / nt; c++)
+            for (int i = count * t / nt; i < count * (t + 1) / nt; i++)
             {
-                real*        r    = m.rdata + long(c) * c_planeChunk * plane;
-                FftwComplex* z    = fftwPtr(m.adata + long(c) * c_planeChunk * cplane);
-                const int    last = c == chunks - 1 ? 1 : 0;
-                if (toComplex)
-                {
-                    PUTMD_FFTW(execute_dft_r2c)(m.r2cChunk[last].find(r, z), r, z);
-                }
-                else
-                {
-                    PUTMD_FFTW(execute_dft_c2r)(m.c2rChunk[last].find(z, r), z, r);
-                }
+                item(i);
             }
             fftTime[t] += now() - t0;
         }
+    };
+    auto planes = [&](bool toComplex) {
+        shared(chunks, [&](int c) {
+            real*        r    = m.rdata + long(c) * c_planeChunk * plane;
+            FftwComplex* z    = fftwPtr(m.adata + long(c) * c_planeChunk * cplane);
+            const int    last = c == chunks - 1 ? 1 : 0;
+            if (toComplex)
+            {
+                PUTMD_FFTW(execute_dft_r2c)(m.r2cChunk[last].find(r, z), r, z);
+            }
+            else
+            {
+                PUTMD_FFTW(execute_dft_c2r)(m.c2rChunk[last].find(z, r), z, r);
+            }
+        });
+    };
+    // pencils: the z rows and the y lines plane by plane
+    const long zPlane = long(m.realBox.size[1]) * m.nzc, yPlane = long(m.lb.box.size[2]) * m.n[1];
+    auto zRows = [&](bool toComplex) {
+        shared(m.slab || zPlane == 0 ? 0 : m.realBox.size[0], [&](int i) {
+            real*        r = m.rdata + i * plane;
+            FftwComplex* z = fftwPtr(m.adata + i * zPlane);
+            if (toComplex)
+            {
+                PUTMD_FFTW(execute_dft_r2c)(m.zPlaneR2c.find(r, z), r, z);
+            }
+            else
+            {
+                PUTMD_FFTW(execute_dft_c2r)(m.zPlaneC2r.find(z, r), z, r);
+            }
+        });
+    };
+    auto yLines = [&](bool forwardDir) {
+        shared(m.slab || yPlane == 0 ? 0 : m.lb.box.size[0], [&](int i) {
+            FftwComplex* b = fftwPtr(m.bdata + i * yPlane);
+            PUTMD_FFTW(execute_dft)((forwardDir ? m.yPlaneFwd : m.yPlaneBwd).find(b, b), b, b);
+        });
     };
     if (nt == 1)
     {
@@ -575,9 +640,9 @@ void PencilFft3d::convolve(int threads, const RowSolver& solveRow, double* solve
     }
     else
     {
-        m.run(m.r2c);
+        zRows(true);
         m.transpose(*m.row, m.rowFwd, m.adata, m.bdata);
-        m.run(m.yFwd);
+        yLines(true);
     }
     m.transpose(*m.col, m.colFwd, m.slab ? m.adata : m.bdata, m.cdata);
     if (m.rowPlans)
@@ -606,9 +671,9 @@ void PencilFft3d::convolve(int threads, const RowSolver& solveRow, double* solve
     }
     else
     {
-        m.run(m.yBwd);
+        yLines(false);
         m.transpose(*m.row, m.rowBwd, m.bdata, m.adata);
-        m.run(m.c2r);
+        zRows(false);
     }
     // the calling thread's share stands for the threaded passes (the
     // others ran beside it)

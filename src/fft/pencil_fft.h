@@ -154,9 +154,9 @@ public:
      * within rounding,
      * one pass over the spectrum fewer. threads > 1: the rows go to the
      * OpenMP threads in equal shares, and so do a slab's planes (their
-     * 2D transforms in chunks of 4 planes; pencils keep the z and y
-     * passes on the calling thread): the same bits for any thread count
-     * above one. One thread: forward(), the rows in order, backward()
+     * 2D transforms in chunks of 4 planes) or a pencil's x planes (their
+     * z rows, and their y lines after the row transpose): the same bits
+     * for any thread count above one. One thread: forward(), the rows in order, backward()
      * (FFTW's whole-block plans are faster on one thread; the bits may
      * differ from the threaded ones in the last place). solveRow must
      * keep per-row results apart (the caller sums them in row order).
