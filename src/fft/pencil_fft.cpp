@@ -555,8 +555,8 @@ void PencilFft3d::convolve(int threads, const RowSolver& solveRow, double* solve
     Impl&        m   = *impl_;
     const int    ly  = m.lc.box.size[1];
     const size_t row = size_t(m.lc.box.size[2]) * m.n[0];
-    // slabs: the planes' 2D transforms shared by the threads too (one
-    // plane's plan, whatever the thread count: the same bits for any)
+    // slabs: the planes' 2D transforms in fixed chunks of planes, shared
+    // by the threads (the same plans for any thread count above one)
     const int    lx     = m.slab ? m.realBox.size[0] : 0;
     const int    chunks = (lx + c_planeChunk - 1) / c_planeChunk;
     const long   plane  = long(m.realBox.size[1] + m.halo[1]) * m.n[2];
