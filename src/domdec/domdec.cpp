@@ -217,6 +217,34 @@ void DomainDecomposition::distribute(const std::vector<RVec>& x, const std::vect
     partitionCount_++;
 }
 
+void DomainDecomposition::putGroupsInBox(std::vector<RVec>& x, const Box& box) const
+{
+    for (int g = 0; g < groups_.numGroups(); g++)
+    {
+        DVec c;
+        for (int k = groups_.start[g]; k < groups_.start[g + 1]; k++)
+        {
+            c += DVec(x[groups_.atoms[k]]);
+        }
+        DVec s = box.toFractional(c * (1.0 / (groups_.start[g + 1] - groups_.start[g])));
+        DVec shift;
+        bool any = false;
+        for (int d = 0; d < 3; d++)
+        {
+            shift[d] = std::floor(s[d]);
+            any      = any || shift[d] != 0;
+        }
+        if (any)
+        {
+            const RVec cs(box.fromFractional(shift));
+            for (int k = groups_.start[g]; k < groups_.start[g + 1]; k++)
+            {
+                x[groups_.atoms[k]] -= cs;
+            }
+        }
+    }
+}
+
 void DomainDecomposition::wrapGroups(std::vector<RVec>& xHome, const Box& box)
 {
     const double r2max = groups_.maxRadius * groups_.maxRadius * (1 + 1e-6);

@@ -164,6 +164,13 @@ public:
     /* Home values of every rank, in global atom order, on rank 0 (empty on
      * the others). */
     std::vector<Vec3<real>> gatherHome(const std::vector<Vec3<real>>& home) const;
+    /* Gathered positions (global order) with every update group's centre
+     * put in the unit cell, the group moved as a whole: the images a
+     * decomposed run holds depend on when its groups were last wrapped,
+     * and a run continued from a checkpoint wraps them at its start, so
+     * the final coordinates are written in these images (the same text
+     * for the uninterrupted and the continued run). */
+    void putGroupsInBox(std::vector<Vec3<real>>& x, const Box& box) const;
 
     /* Dynamic load balancing (load_balance.h, domain_bounds.h).
      * Boundaries: per dimension the fractional coordinates (0 .. 1) of the

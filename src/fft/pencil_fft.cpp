@@ -129,10 +129,12 @@ struct PencilFft3d::Impl
     Complex* cdata = nullptr;
 
     PUTMD_FFTW(plan) r2c = nullptr, c2r = nullptr, yFwd = nullptr, yBwd = nullptr, xFwd = nullptr, xBwd = nullptr;
-    // convolve(): the x transforms of one ky row (its kz lines), per
-    // alignment class of the rows
+    // convolve() on threads: the x transforms of one ky row (its kz
+    // lines), per alignment class of the rows
     AlignedPlans xRowFwd, xRowBwd;
     bool         rowPlans = false;
+    unsigned     planFlags = 0;
+    bool         threadedPlans = false; // made (makeThreadedPlans)
     // and of a chunk of a slab's x planes (their 2D transforms): [0] full
     // chunks, [1] the last chunk
     AlignedPlans r2cChunk[2], c2rChunk[2];
@@ -161,6 +163,105 @@ struct PencilFft3d::Impl
         auto [y0, ly] = part(n[1], px, i);
         auto [z0, lz] = part(nzc, py, j);
         return Layout{FftBox{{0, y0, z0}, {n[0], ly, lz}}, {1, 2, 0}};
+    }
+
+
+    /* The plans of convolve() on threads (slab chunks, pencil planes, ky
+     * rows), made at its first call with threads: a run on one thread per
+     * rank never makes them, so its FFTW planner sees exactly the plans it
+     * saw before they existed (extra plans made here in the constructor
+     * changed the plans FFTW chose for later instances, and with them the
+     * bits of a 4-rank run continued from checkpoints). FFTW_MEASURE
+     * planning overwrites the arrays: the real block (the caller's input)
+     * is kept aside meanwhile; the complex stages are scratch here. */
+    void makeThreadedPlans()
+    {
+        if (threadedPlans)
+        {
+            return;
+        }
+        threadedPlans = true;
+        const unsigned    flags = planFlags;
+        std::vector<real> keep(rbuf, rbuf + std::max(1L, rsize));
+        const int         ry        = realBox.size[1] + halo[1];
+        const long        rowStride = n[2], planeStride = long(ry) * n[2];
+        bool              ok        = true;
+        if (slab && realBox.size[0] > 0)
+        {
+            // the 2D transforms of a chunk of c_planeChunk planes (the
+            // last chunk: what is left)
+            int        yz[2]    = { n[1], n[2] };
+            int        embed[2] = { ry, n[2] }; // the real planes inside their halo
+            const int  howX     = realBox.size[0];
+            const long cplane   = long(n[1]) * nzc;
+            const int  chunks   = (howX + c_planeChunk - 1) / c_planeChunk;
+            for (int last = 0; last < 2; last++)
+            {
+                // full chunks [0, chunks - 1), then the last one alone
+                const int first = last ? chunks - 1 : 0, count = last ? 1 : chunks - 1;
+                const int how   = last ? howX - (chunks - 1) * c_planeChunk : c_planeChunk;
+                auto      in    = [&](int c) { return rdata + long(first + c) * c_planeChunk * planeStride; };
+                auto      out   = [&](int c) { return fftwPtr(adata + long(first + c) * c_planeChunk * cplane); };
+                ok = ok && r2cChunk[last].plan(count, in, out, [&](real* i, FftwComplex* o) {
+                    return PUTMD_FFTW(plan_many_dft_r2c)(2, yz, how, i, embed, 1, int(planeStride), o, nullptr, 1,
+                                                         int(cplane), flags);
+                });
+                ok = ok && c2rChunk[last].plan(count, out, in, [&](FftwComplex* i, real* o) {
+                    return PUTMD_FFTW(plan_many_dft_c2r)(2, yz, how, i, nullptr, 1, int(cplane), o, embed, 1,
+                                                         int(planeStride), flags);
+                });
+            }
+        }
+        if (!slab && realBox.size[0] * realBox.size[1] > 0)
+        {
+            // one x plane's z rows
+            const int         ly = realBox.size[1];
+            PUTMD_FFTW(iodim) zReal{ n[2], 1, 1 };
+            PUTMD_FFTW(iodim) rowR2c{ ly, int(rowStride), nzc }, rowC2r{ ly, nzc, int(rowStride) };
+            auto realOf = [&](int i) { return rdata + i * planeStride; };
+            auto cplxOf = [&](int i) { return fftwPtr(adata + long(i) * ly * nzc); };
+            ok = ok && zPlaneR2c.plan(realBox.size[0], realOf, cplxOf, [&](real* in, FftwComplex* out) {
+                return PUTMD_FFTW(plan_guru_dft_r2c)(1, &zReal, 1, &rowR2c, in, out, flags);
+            });
+            ok = ok && zPlaneC2r.plan(realBox.size[0], cplxOf, realOf, [&](FftwComplex* in, real* out) {
+                return PUTMD_FFTW(plan_guru_dft_c2r)(1, &zReal, 1, &rowC2r, in, out, flags);
+            });
+        }
+        if (!slab && lb.box.size[0] * lb.box.size[2] > 0)
+        {
+            // one x plane's y lines
+            int       ny      = n[1];
+            const int lz      = lb.box.size[2];
+            auto      planeOf = [&](int i) { return fftwPtr(bdata + long(i) * lz * ny); };
+            auto      make    = [&](int dir) {
+                return [&, dir](FftwComplex* in, FftwComplex* out) {
+                    return PUTMD_FFTW(plan_many_dft)(1, &ny, lz, in, nullptr, 1, ny, out, nullptr, 1, ny, dir, flags);
+                };
+            };
+            ok = ok && yPlaneFwd.plan(lb.box.size[0], planeOf, planeOf, make(FFTW_FORWARD));
+            ok = ok && yPlaneBwd.plan(lb.box.size[0], planeOf, planeOf, make(FFTW_BACKWARD));
+        }
+        if (lc.box.size[1] > 0 && lc.box.size[2] > 0)
+        {
+            // one ky row's x lines
+            int          nx  = n[0];
+            const int    lz  = lc.box.size[2];
+            const size_t row = size_t(lz) * n[0];
+            auto rowOf = [&](int a) { return fftwPtr(cdata + a * row); };
+            auto make  = [&](int dir) {
+                return [&, dir](FftwComplex* in, FftwComplex* out) {
+                    return PUTMD_FFTW(plan_many_dft)(1, &nx, lz, in, nullptr, 1, nx, out, nullptr, 1, nx, dir, flags);
+                };
+            };
+            rowPlans = xRowFwd.plan(lc.box.size[1], rowOf, rowOf, make(FFTW_FORWARD))
+                       && xRowBwd.plan(lc.box.size[1], rowOf, rowOf, make(FFTW_BACKWARD));
+            ok = ok && rowPlans;
+        }
+        if (!ok)
+        {
+            throw std::runtime_error("pencil FFT: FFTW could not make a plan");
+        }
+        std::copy(keep.begin(), keep.end(), rbuf);
     }
 
     void transpose(fft::Transport& t, TransposePlan& plan, const Complex* src, Complex* dst)
@@ -240,6 +341,7 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
     }
     m.n   = n;
     m.nzc = n[2] / 2 + 1;
+    m.planFlags = flags;
     m.px  = procGrid[0];
     m.py  = procGrid[1];
     m.ci  = rank / m.py;
@@ -313,33 +415,6 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
         {
             throw std::runtime_error("pencil FFT: FFTW could not make a plan");
         }
-        // the 2D transforms of a chunk of c_planeChunk planes (the last
-        // chunk: what is left), for convolve()'s threads
-        const long cplane = long(n[1]) * m.nzc;
-        const int  chunks = (howX + c_planeChunk - 1) / c_planeChunk;
-        auto realOf = [&](int c) { return m.rdata + long(c) * c_planeChunk * planeStride; };
-        auto cplxOf = [&](int c) { return fftwPtr(m.adata + long(c) * c_planeChunk * cplane); };
-        bool ok = true;
-        for (int last = 0; last < 2; last++)
-        {
-            // full chunks [0, chunks - 1), then the last one alone
-            const int first = last ? chunks - 1 : 0, count = last ? 1 : chunks - 1;
-            const int how   = last ? howX - (chunks - 1) * c_planeChunk : c_planeChunk;
-            auto      in    = [&](int c) { return realOf(first + c); };
-            auto      out   = [&](int c) { return cplxOf(first + c); };
-            ok = ok && m.r2cChunk[last].plan(count, in, out, [&](real* i, FftwComplex* o) {
-                return PUTMD_FFTW(plan_many_dft_r2c)(2, yz, how, i, embed, 1, int(planeStride), o, nullptr, 1,
-                                                     int(cplane), flags);
-            });
-            ok = ok && m.c2rChunk[last].plan(count, out, in, [&](FftwComplex* i, real* o) {
-                return PUTMD_FFTW(plan_many_dft_c2r)(2, yz, how, i, nullptr, 1, int(cplane), o, embed, 1,
-                                                     int(planeStride), flags);
-            });
-        }
-        if (!ok)
-        {
-            throw std::runtime_error("pencil FFT: FFTW could not make a plan");
-        }
     }
     // Pencils: 1D FFTs along the contiguous axis of each stage; none where
     // the local block is empty.
@@ -371,39 +446,6 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
         {
             throw std::runtime_error("pencil FFT: FFTW could not make a plan");
         }
-        // one x plane's z rows and y lines, for convolve()'s threads
-        bool ok = true;
-        if (howZ > 0)
-        {
-            const int         ly = m.realBox.size[1];
-            PUTMD_FFTW(iodim) zReal{ n[2], 1, 1 };
-            PUTMD_FFTW(iodim) rowR2c{ ly, int(rowStride), m.nzc }, rowC2r{ ly, m.nzc, int(rowStride) };
-            auto realOf = [&](int i) { return m.rdata + i * planeStride; };
-            auto cplxOf = [&](int i) { return fftwPtr(m.adata + long(i) * ly * m.nzc); };
-            ok = ok && m.zPlaneR2c.plan(m.realBox.size[0], realOf, cplxOf, [&](real* in, FftwComplex* out) {
-                return PUTMD_FFTW(plan_guru_dft_r2c)(1, &zReal, 1, &rowR2c, in, out, flags);
-            });
-            ok = ok && m.zPlaneC2r.plan(m.realBox.size[0], cplxOf, realOf, [&](FftwComplex* in, real* out) {
-                return PUTMD_FFTW(plan_guru_dft_c2r)(1, &zReal, 1, &rowC2r, in, out, flags);
-            });
-        }
-        if (howY > 0)
-        {
-            int       ny = n[1];
-            const int lz = m.lb.box.size[2];
-            auto      planeOf = [&](int i) { return fftwPtr(m.bdata + long(i) * lz * ny); };
-            auto      make    = [&](int dir) {
-                return [&, dir](FftwComplex* in, FftwComplex* out) {
-                    return PUTMD_FFTW(plan_many_dft)(1, &ny, lz, in, nullptr, 1, ny, out, nullptr, 1, ny, dir, flags);
-                };
-            };
-            ok = ok && m.yPlaneFwd.plan(m.lb.box.size[0], planeOf, planeOf, make(FFTW_FORWARD));
-            ok = ok && m.yPlaneBwd.plan(m.lb.box.size[0], planeOf, planeOf, make(FFTW_BACKWARD));
-        }
-        if (!ok)
-        {
-            throw std::runtime_error("pencil FFT: FFTW could not make a plan");
-        }
     }
     {
         const int howX = m.lc.box.size[1] * m.lc.box.size[2];
@@ -419,25 +461,6 @@ PencilFft3d::PencilFft3d(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2>
         if (howX > 0 && (m.xFwd == nullptr || m.xBwd == nullptr))
         {
             throw std::runtime_error("pencil FFT: FFTW could not make a plan");
-        }
-        // one ky row's lines, for convolve()
-        const int lz = m.lc.box.size[2], ly = m.lc.box.size[1];
-        if (lz > 0 && ly > 0)
-        {
-            int          nx  = n[0];
-            const size_t row = size_t(lz) * n[0];
-            auto rowOf = [&](int a) { return fftwPtr(m.cdata + a * row); };
-            auto make  = [&](int dir) {
-                return [&, dir](FftwComplex* in, FftwComplex* out) {
-                    return PUTMD_FFTW(plan_many_dft)(1, &nx, lz, in, nullptr, 1, nx, out, nullptr, 1, nx, dir, flags);
-                };
-            };
-            m.rowPlans = m.xRowFwd.plan(ly, rowOf, rowOf, make(FFTW_FORWARD))
-                         && m.xRowBwd.plan(ly, rowOf, rowOf, make(FFTW_BACKWARD));
-            if (!m.rowPlans)
-            {
-                throw std::runtime_error("pencil FFT: FFTW could not make a plan");
-            }
         }
     }
     if (planning == FftPlanning::Measure)
@@ -634,6 +657,7 @@ void PencilFft3d::convolve(int threads, const RowSolver& solveRow, double* solve
         backward();
         return;
     }
+    m.makeThreadedPlans();
     if (m.slab)
     {
         planes(true);

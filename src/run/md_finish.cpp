@@ -52,6 +52,10 @@ void MdRun::finishRun(const Progress& progress)
     {
         final_.x = dd_->gatherHome(x_);
         final_.v = dd_->gatherHome(v_);
+        if (root_)
+        {
+            dd_->putGroupsInBox(final_.x, box_);
+        }
     }
     else
     {
