@@ -48,13 +48,21 @@ mpirun_extra=()
 die() { echo "mpirun-hosts.sh: $*" >&2; exit 2; }
 
 down() { # remove everything named $1-*
-    local n=$1 ns pid
+    local n=$1 ns pid pids
     for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${n}-(h[0-9]+|sw)$" || true); do
         for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -TERM "$pid" 2>/dev/null || true; done
     done
     sleep 0.2
     for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${n}-(h[0-9]+|sw)$" || true); do
-        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
+        # until the namespace holds no process: a process forked while its
+        # parent was being killed is not in the first list (a job's "sleep
+        # 60" once outlived the teardown in a loaded CI run)
+        for _ in $(seq 50); do
+            pids=$(ip netns pids "$ns" 2>/dev/null || true)
+            [[ -n $pids ]] || break
+            for pid in $pids; do kill -KILL "$pid" 2>/dev/null || true; done
+            sleep 0.05
+        done
         ip netns del "$ns" 2>/dev/null || true
     done
     rm -rf "/tmp/$n.cluster"
