@@ -217,6 +217,30 @@ void DomainDecomposition::distribute(const std::vector<RVec>& x, const std::vect
     partitionCount_++;
 }
 
+namespace
+{
+
+/* The lattice vector by which a group with this centre is outside the unit
+ * cell (false: it is in it). */
+bool cellShift(const Box& box, const DVec& centre, RVec& shift)
+{
+    const DVec s = box.toFractional(centre);
+    DVec       cells;
+    bool       any = false;
+    for (int d = 0; d < 3; d++)
+    {
+        cells[d] = std::floor(s[d]);
+        any      = any || cells[d] != 0;
+    }
+    if (any)
+    {
+        shift = RVec(box.fromFractional(cells));
+    }
+    return any;
+}
+
+} // namespace
+
 void DomainDecomposition::putGroupsInBox(std::vector<RVec>& x, const Box& box) const
 {
     for (int g = 0; g < groups_.numGroups(); g++)
@@ -226,17 +250,9 @@ void DomainDecomposition::putGroupsInBox(std::vector<RVec>& x, const Box& box) c
         {
             c += DVec(x[groups_.atoms[k]]);
         }
-        DVec s = box.toFractional(c * (1.0 / (groups_.start[g + 1] - groups_.start[g])));
-        DVec shift;
-        bool any = false;
-        for (int d = 0; d < 3; d++)
+        RVec cs;
+        if (cellShift(box, c * (1.0 / (groups_.start[g + 1] - groups_.start[g])), cs))
         {
-            shift[d] = std::floor(s[d]);
-            any      = any || shift[d] != 0;
-        }
-        if (any)
-        {
-            const RVec cs(box.fromFractional(shift));
             for (int k = groups_.start[g]; k < groups_.start[g + 1]; k++)
             {
                 x[groups_.atoms[k]] -= cs;
@@ -266,17 +282,9 @@ void DomainDecomposition::wrapGroups(std::vector<RVec>& xHome, const Box& box)
                 }
             }
         }
-        DVec s = box.toFractional(c);
-        DVec shift;
-        bool any = false;
-        for (int d = 0; d < 3; d++)
+        RVec cs;
+        if (cellShift(box, c, cs))
         {
-            shift[d] = std::floor(s[d]);
-            any      = any || shift[d] != 0;
-        }
-        if (any)
-        {
-            const RVec cs(box.fromFractional(shift));
             for (int k = b; k < b + n; k++)
             {
                 xHome[k] -= cs;
