@@ -134,6 +134,7 @@ struct PencilFft3d::Impl
     AlignedPlans xRowFwd, xRowBwd;
     bool         rowPlans = false;
     unsigned     planFlags = 0;
+    std::vector<double> threadFft, threadSolve; // convolve()'s per-thread times
     bool         threadedPlans = false; // made (makeThreadedPlans)
     // and of a chunk of a slab's x planes (their 2D transforms): [0] full
     // chunks, [1] the last chunk
@@ -586,7 +587,11 @@ void PencilFft3d::convolve(int threads, const RowSolver& solveRow, double* solve
     const long   cplane = long(m.n[1]) * m.nzc;
     const int    most   = std::max({ ly, chunks, m.slab ? 0 : m.realBox.size[0], m.slab ? 0 : m.lb.box.size[0] });
     const int    nt     = std::max(1, std::min(threads, most));
-    std::vector<double> fftTime(nt, 0.0), solveTime(nt, 0.0);
+    // per-thread times, kept in the object (no allocation in the step)
+    std::vector<double>& fftTime   = m.threadFft;
+    std::vector<double>& solveTime = m.threadSolve;
+    fftTime.assign(nt, 0.0);
+    solveTime.assign(nt, 0.0);
     // count items over the threads in equal shares (thread 0's time is
     // the pass's)
     auto shared = [&](int count, auto&& item) {

@@ -230,15 +230,23 @@ struct DihedralGeometry
     real phi;
 };
 
-DihedralGeometry dihedralGeometry(const Geometry& g, int i, int j, int k, int l)
+/* The bond vectors and the two plane normals, phi not computed. */
+DihedralGeometry dihedralVectors(const Geometry& g, int i, int j, int k, int l)
 {
     DihedralGeometry d;
-    d.rij          = g.dx(i, j);
-    d.rkj          = g.dx(k, j);
-    d.rkl          = g.dx(k, l);
-    d.m            = cross(d.rij, d.rkj);
-    d.n            = cross(d.rkj, d.rkl);
-    const real phi = std::atan2(norm(cross(d.m, d.n)), dot(d.m, d.n));
+    d.rij = g.dx(i, j);
+    d.rkj = g.dx(k, j);
+    d.rkl = g.dx(k, l);
+    d.m   = cross(d.rij, d.rkj);
+    d.n   = cross(d.rkj, d.rkl);
+    d.phi = 0;
+    return d;
+}
+
+DihedralGeometry dihedralGeometry(const Geometry& g, int i, int j, int k, int l)
+{
+    DihedralGeometry d   = dihedralVectors(g, i, j, k, l);
+    const real       phi = std::atan2(norm(cross(d.m, d.n)), dot(d.m, d.n));
     d.phi          = dot(d.rij, d.n) < 0 ? -phi : phi;
     return d;
 }
@@ -285,12 +293,8 @@ struct DihedralCosSin
 DihedralCosSin dihedralCosSin(const Geometry& g, int i, int j, int k, int l)
 {
     DihedralCosSin r;
-    DihedralGeometry& d = r.d;
-    d.rij        = g.dx(i, j);
-    d.rkj        = g.dx(k, j);
-    d.rkl        = g.dx(k, l);
-    d.m          = cross(d.rij, d.rkj);
-    d.n          = cross(d.rkj, d.rkl);
+    r.d                       = dihedralVectors(g, i, j, k, l);
+    const DihedralGeometry& d = r.d;
     const real c = dot(d.m, d.n);
     const real s = std::sqrt(norm2(d.rkj)) * dot(d.rij, d.n);
     const real h = c * c + s * s;
@@ -300,8 +304,7 @@ DihedralCosSin dihedralCosSin(const Geometry& g, int i, int j, int k, int l)
         r.cosPhi       = c * inv;
         r.sinPhi       = s * inv;
     }
-    d.phi = 0; // not computed: the periodic terms need only cos and sin
-    return r;
+    return r; // d.phi stays 0: the periodic terms need only cos and sin
 }
 
 /* cos and sin of a term's phase phi0 (radians): exact for 0 and 180

@@ -82,13 +82,11 @@ struct SpectrumBlock
 };
 
 /* Multiplies the block by the influence function, returns its energy and
- * adds its virial (when not null). The m = 0 term is zeroed. With
- * influence, the factor of every point is stored there (block order), so
- * that steps with the same box can reuse it without an exp per point. */
-double solvePmeBlock(const PmeParameters& params, const std::array<std::vector<double>, 3>& moduli, const Box& box,
-                     std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial, real* influence = nullptr);
-
-/* The same on the calling thread alone (its virial added to *virial). */
+ * adds its virial (when not null), on the calling thread. The m = 0 term
+ * is zeroed. With influence, the factor of every point is stored there
+ * (block order), so that steps with the same box can reuse it without an
+ * exp per point. The PME transforms call it per ky row (Fft3d::convolve,
+ * PencilFft3d::convolve), which is where the threads are. */
 double solvePmeBlockSerial(const PmeParameters& params, const std::array<std::vector<double>, 3>& moduli,
                            const Box& box, std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial,
                            real* influence = nullptr);

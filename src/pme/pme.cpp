@@ -446,30 +446,6 @@ double solvePmeBlockSerial(const PmeParameters& params, const std::array<std::ve
     return energy;
 }
 
-double solvePmeBlock(const PmeParameters& params, const std::array<std::vector<double>, 3>& moduli, const Box& box,
-                     std::complex<real>* data, const SpectrumBlock& block, Matrix3* virial, real* influence)
-{
-    // planes of the slowest dimension in equal shares over OpenMP's threads;
-    // energies and virials summed in thread order
-    const auto&          o  = block.order;
-    const int            n0 = block.size[o[0]];
-    const int            nt = std::max(1, std::min(omp_get_max_threads(), n0));
-    const size_t         plane = size_t(block.size[o[1]]) * block.size[o[2]];
-    std::vector<double>  energies(nt, 0.0);
-    std::vector<Matrix3> virials(nt);
-#pragma omp parallel num_threads(nt)
-    {
-        const int     t  = nt > 1 ? omp_get_thread_num() : 0;
-        const int     a0 = n0 * t / nt, a1 = n0 * (t + 1) / nt;
-        SpectrumBlock part = block;
-        part.start[o[0]] += a0;
-        part.size[o[0]] = a1 - a0;
-        energies[t] = solvePmeBlockSerial(params, moduli, box, data + a0 * plane, part, virial ? &virials[t] : nullptr,
-                                          influence ? influence + a0 * plane : nullptr);
-    }
-    return sumInOrder(energies, virials, virial);
-}
-
 double applyInfluenceBlock(const PmeParameters& params, std::complex<real>* data, const SpectrumBlock& block,
                            const real* influence)
 {
