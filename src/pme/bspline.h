@@ -96,7 +96,7 @@ double solvePmeBlockSerial(const PmeParameters& params, const std::array<std::ve
  * however the parts were computed. */
 double sumInOrder(const std::vector<double>& energies, const std::vector<Matrix3>& virials, Matrix3* virial);
 
-/* The same block multiplied by factors a solvePmeBlock call stored for the
+/* The same block multiplied by factors a solvePmeBlockSerial call stored for the
  * same box (no exp per point); returns the energy (serial). */
 double applyInfluenceBlock(const PmeParameters& params, std::complex<real>* data, const SpectrumBlock& block,
                            const real* influence);
