@@ -170,14 +170,14 @@ public:
     TransposeAlgorithm  algorithm() const;
 
     /* auto: build a plan per collective-free algorithm (pairwise, rma, and
-     * shm when allOnOneMachine(comm)),
-     * time a few forward+backward pairs of each (max over ranks), return the
-     * faster; collective; results identical on every rank. The pairs are
+     * shm when allOnOneMachine(comm)), time the transposes of a few
+     * forward+backward pairs of each (max over ranks), return the fastest;
+     * collective; results identical on every rank. The pairs are
      * interleaved after one warm-up pair each; the score is the median over
-     * `repeats` pairs. Serial mode or one rank: Alltoallv at once (all three
-     * are then the same local copy). */
+     * `repeats` pairs (0: 9, or 3 in the SMPI build). Serial mode or one
+     * rank: Alltoallv at once (all three are then the same local copy). */
     static TransposeAlgorithm chooseFastest(MPI_Comm comm, std::array<int, 3> n, std::array<int, 2> procGrid,
-                                            int repeats = 3);
+                                            int repeats = 0);
 
 private:
     struct Impl; // the plans, buffers and transposes (pencil_fft.cpp)

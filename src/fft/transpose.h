@@ -81,6 +81,13 @@ public:
     /* Move the data of `plan` from src (layout plan.from) to dst (plan.to).
      * Collective over the sub-communicator; adds to stats. */
     virtual void execute(TransposePlan& plan, const Complex* src, Complex* dst, FftCommStats& stats) = 0;
+    /* Returns once no peer reads `array` any more as the source of this
+     * transport's last execution. Only shm lets execute() return while
+     * peers still copy from its source (they read it in place; the next
+     * execution's ready flags, or this call, wait for them); the other
+     * transports have their data out before execute() returns. Every
+     * local write into a stage array goes after this call. */
+    virtual void settle(const Complex* /*array*/) {}
 };
 
 /* The complex stages' arrays (A, B, C of pencil_fft.cpp) of every rank of
