@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -463,50 +464,79 @@ void DistributedPme::startRedistribution(const Box& box, std::span<const Vec3<re
     double*          qKeep  = qMine_.data();
     std::byte* const* to    = out.data();
     const bool       order4 = params_.order == 4;
-    const int        Kx = params_.gridSize[0], Ky = params_.gridSize[1];
-    int              stray = -1;
-    // the cells first (dest and slot hold them until the second loop), in
-    // SIMD for order 4
-    if (order4)
-    {
+    // the cells first (dest and slot hold them until the routing loop), in
+    // SIMD for order 4; only along split axes (one process along an axis:
+    // one owner, whatever the cell)
+    const bool splitX = procGrid_[0] > 1, splitY = procGrid_[1] > 1;
+    auto       cells  = [&](int d, int* out) {
+        const int         K  = params_.gridSize[d];
         const Vec3<real>* xa = x.data();
+        if (order4)
+        {
 #pragma omp simd
-        for (int a = 0; a < n; a++)
-        {
-            dest[a] = pme_detail::pmeCellOrder4(xa[a], inv, 0, Kx);
-            slot[a] = pme_detail::pmeCellOrder4(xa[a], inv, 1, Ky);
-        }
-    }
-    else
-    {
-        for (int a = 0; a < n; a++)
-        {
-            dest[a] = cellOf(x[a], inv, 0);
-            slot[a] = cellOf(x[a], inv, 1);
-        }
-    }
-    for (int a = 0; a < n; a++)
-    {
-        int link = linkOf[ownerX[dest[a]] * py + ownerY[slot[a]]];
-        if (link == kOwnLink)
-        {
-            link              = links;
-            xKeep[counts[link]] = x[a];
-            qKeep[counts[link]] = real(q[a]);
-        }
-        else if (link < 0)
-        {
-            stray = a;
-            break;
+            for (int a = 0; a < n; a++)
+            {
+                out[a] = pme_detail::pmeCellOrder4(xa[a], inv, d, K);
+            }
         }
         else
         {
-            const real v[4] = { x[a].x, x[a].y, x[a].z, real(q[a]) };
-            std::memcpy(to[link] + size_t(counts[link]) * kAtomXBytes, v, kAtomXBytes);
+            for (int a = 0; a < n; a++)
+            {
+                out[a] = cellOf(xa[a], inv, d);
+            }
         }
-        dest[a] = link;
-        slot[a] = counts[link]++;
+    };
+    if (splitX)
+    {
+        cells(0, dest);
     }
+    if (splitY)
+    {
+        cells(1, slot);
+    }
+    // Each atom to its owner's send block (x, y, z, q in the build's
+    // precision after a header with the count) or, kept, straight to the
+    // front of xMine_; dest and slot become its link and place there. The
+    // axes' splits are template constants, the kept count a local (the
+    // int stores to dest and slot would otherwise reload it per atom).
+    auto route = [&](auto sx, auto sy) -> int {
+        constexpr bool    kSplitX = decltype(sx)::value, kSplitY = decltype(sy)::value;
+        int               kept    = 0;
+        const Vec3<real>* xa      = x.data();
+        const double*     qa      = q.data();
+        for (int a = 0; a < n; a++)
+        {
+            const int ox   = kSplitX ? ownerX[dest[a]] : 0;
+            const int oy   = kSplitY ? ownerY[slot[a]] : 0;
+            const int link = linkOf[ox * py + oy];
+            if (link == kOwnLink)
+            {
+                xKeep[kept] = xa[a];
+                qKeep[kept] = real(qa[a]);
+                dest[a]     = links;
+                slot[a]     = kept++;
+            }
+            else if (link < 0)
+            {
+                counts[links] = kept;
+                return a;
+            }
+            else
+            {
+                const real v[4] = { xa[a].x, xa[a].y, xa[a].z, real(qa[a]) };
+                std::memcpy(to[link] + size_t(counts[link]) * kAtomXBytes, v, kAtomXBytes);
+                dest[a] = link;
+                slot[a] = counts[link]++;
+            }
+        }
+        counts[links] = kept;
+        return -1;
+    };
+    using Yes       = std::true_type;
+    using No        = std::false_type;
+    const int stray = splitX ? (splitY ? route(Yes{}, Yes{}) : route(Yes{}, No{}))
+                             : (splitY ? route(No{}, Yes{}) : route(No{}, No{}));
     if (stray >= 0)
     {
         const int a = stray;
