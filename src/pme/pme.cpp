@@ -122,7 +122,29 @@ PUTMD_PME_CLONES void splinesOrder4Clones(const Vec3<real>* x, int begin, int en
         }
     }
 }
+PUTMD_PME_CLONES void cellsOrder4Clones(const Vec3<real>* x, int n, const Matrix3& inv, int d, int Kd, int* out)
+{
+    const real        a = real(inv(0, d)), b = real(inv(1, d)), c = real(inv(2, d));
+    const real        Kr  = real(Kd);
+    const real* const xyz = &x[0].x;
+#pragma omp simd
+    for (int i = 0; i < n; i++)
+    {
+        // splinesOrder4Clones's cell, operation for operation
+        real      sfrac = xyz[3 * i] * a + xyz[3 * i + 1] * b + xyz[3 * i + 2] * c;
+        const int whole = static_cast<int>(sfrac);
+        sfrac -= real(whole) - (real(whole) > sfrac ? real(1) : real(0));
+        const real u  = sfrac * Kr;
+        const int  iu = static_cast<int>(u);
+        out[i]        = iu >= Kd ? Kd - 1 : iu;
+    }
+}
 } // namespace
+
+void cellsOrder4(const Vec3<real>* x, int n, const Matrix3& inv, int d, int Kd, int* out)
+{
+    cellsOrder4Clones(x, n, inv, d, Kd, out);
+}
 
 void splinesOrder4(const Vec3<real>* x, int begin, int end, const Matrix3& inv, const std::array<int, 3>& K,
                    real* const theta[3], real* const dtheta[3], int* const index[3])

@@ -469,15 +469,10 @@ void DistributedPme::startRedistribution(const Box& box, std::span<const Vec3<re
     // one owner, whatever the cell)
     const bool splitX = procGrid_[0] > 1, splitY = procGrid_[1] > 1;
     auto       cells  = [&](int d, int* out) {
-        const int         K  = params_.gridSize[d];
         const Vec3<real>* xa = x.data();
         if (order4)
         {
-#pragma omp simd
-            for (int a = 0; a < n; a++)
-            {
-                out[a] = pme_detail::pmeCellOrder4(xa[a], inv, d, K);
-            }
+            pme_detail::cellsOrder4(xa, n, inv, d, params_.gridSize[d], out);
         }
         else
         {

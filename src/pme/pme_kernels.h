@@ -36,6 +36,10 @@ namespace putmd::pme_detail
 void splinesOrder4(const Vec3<real>* x, int begin, int end, const Matrix3& inv, const std::array<int, 3>& K,
                    real* const theta[3], real* const dtheta[3], int* const index[3]);
 
+/* pmeCellOrder4 of atoms [0, n) along d into out, as one vectorised loop
+ * (a copy per instruction set, as splinesOrder4's). */
+void cellsOrder4(const Vec3<real>* x, int n, const Matrix3& inv, int d, int Kd, int* out);
+
 /* The grid cell splinesOrder4 puts an atom in along d, by the same
  * arithmetic (the build's precision; both files compile without FMA
  * contraction, see CMakeLists.txt), so a rank that sends atoms to the
