@@ -100,14 +100,8 @@ PUTMD_PME_CLONES void splinesOrder4Clones(const Vec3<real>* x, int begin, int en
 #pragma omp simd
         for (int i = begin; i < end; i++)
         {
-            real sfrac = xyz[3 * i] * a + xyz[3 * i + 1] * b + xyz[3 * i + 2] * c;
-            // minus floor(sfrac), by truncation (std::floor kept the loop
-            // scalar; |sfrac| is a few box lengths at most)
-            const int whole = static_cast<int>(sfrac);
-            sfrac -= real(whole) - (real(whole) > sfrac ? real(1) : real(0));
-            const real u  = sfrac * Kr;
-            int        iu = static_cast<int>(u);
-            iu            = iu >= Kd ? Kd - 1 : iu;
+            const real u  = pmeScaledFraction(xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2], a, b, c, Kr);
+            const int  iu = pmeCellOfScaled(u, Kd);
             const real w = u - real(iu), om = 1 - w, w2 = w * w, w3 = w2 * w;
             th[4 * i]      = om * om * om * sixth;
             th[4 * i + 1]  = (3 * w3 - 6 * w2 + 4) * sixth;
@@ -130,13 +124,7 @@ PUTMD_PME_CLONES void cellsOrder4Clones(const Vec3<real>* x, int n, const Matrix
 #pragma omp simd
     for (int i = 0; i < n; i++)
     {
-        // splinesOrder4Clones's cell, operation for operation
-        real      sfrac = xyz[3 * i] * a + xyz[3 * i + 1] * b + xyz[3 * i + 2] * c;
-        const int whole = static_cast<int>(sfrac);
-        sfrac -= real(whole) - (real(whole) > sfrac ? real(1) : real(0));
-        const real u  = sfrac * Kr;
-        const int  iu = static_cast<int>(u);
-        out[i]        = iu >= Kd ? Kd - 1 : iu;
+        out[i] = pmeCellOfScaled(pmeScaledFraction(xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2], a, b, c, Kr), Kd);
     }
 }
 } // namespace

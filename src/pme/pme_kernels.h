@@ -40,20 +40,32 @@ void splinesOrder4(const Vec3<real>* x, int begin, int end, const Matrix3& inv, 
  * (a copy per instruction set, as splinesOrder4's). */
 void cellsOrder4(const Vec3<real>* x, int n, const Matrix3& inv, int d, int Kd, int* out);
 
+/* The order-4 cell arithmetic, shared by splinesOrder4, cellsOrder4 and
+ * pmeCellOrder4 (the build's precision; their files compile without FMA
+ * contraction, see CMakeLists.txt): u = K times the fractional coordinate
+ * (a, b, c: column d of the inverse box) wrapped into [0, 1) by
+ * truncation (std::floor kept the loops scalar; |sfrac| is a few box
+ * lengths at most), and the cell of u. */
+inline real pmeScaledFraction(real x, real y, real z, real a, real b, real c, real Kr)
+{
+    real      sfrac = x * a + y * b + z * c;
+    const int whole = static_cast<int>(sfrac);
+    sfrac -= real(whole) - (real(whole) > sfrac ? real(1) : real(0));
+    return sfrac * Kr;
+}
+inline int pmeCellOfScaled(real u, int Kd)
+{
+    const int iu = static_cast<int>(u);
+    return iu >= Kd ? Kd - 1 : iu;
+}
+
 /* The grid cell splinesOrder4 puts an atom in along d, by the same
- * arithmetic (the build's precision; both files compile without FMA
- * contraction, see CMakeLists.txt), so a rank that sends atoms to the
- * owner of their cell and the owner that computes the splines agree on
- * every atom. */
+ * arithmetic, so a rank that sends atoms to the owner of their cell and
+ * the owner that computes the splines agree on every atom. */
 inline int pmeCellOrder4(const Vec3<real>& x, const Matrix3& inv, int d, int Kd)
 {
-    const real a = real(inv(0, d)), b = real(inv(1, d)), c = real(inv(2, d));
-    real       sfrac = x.x * a + x.y * b + x.z * c;
-    const int  whole = static_cast<int>(sfrac);
-    sfrac -= real(whole) - (real(whole) > sfrac ? real(1) : real(0));
-    const real u  = sfrac * real(Kd);
-    const int  iu = static_cast<int>(u);
-    return iu >= Kd ? Kd - 1 : iu;
+    return pmeCellOfScaled(
+            pmeScaledFraction(x.x, x.y, x.z, real(inv(0, d)), real(inv(1, d)), real(inv(2, d)), real(Kd)), Kd);
 }
 
 /* B-spline weights of any order by the recursion (in double), stored in
