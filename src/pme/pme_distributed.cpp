@@ -764,7 +764,7 @@ void DistributedPme::gather(const Box& box)
     const int*               wx   = rowTable_[0].data();
     const int*               wy   = rowTable_[1].data();
     const int*               wz   = rowTable_[2].data();
-    fMine_.assign(n, Vec3<real>());
+    fMine_.resize(n); // every entry written by the gather (GatherStore::Assign)
     const int nt = std::max(1, std::min(numThreads_, n / 256 + 1));
     const pme_detail::SplineAtoms atoms = splineAtoms();
     const pme_detail::GridRows    rows{ Kext, wx, wy, wz };

@@ -173,6 +173,10 @@ template<bool kRows, int P>
     {
         if (s.q[i] == 0)
         {
+            if (store == GatherStore::Assign)
+            {
+                f[i] = Vec3<real>();
+            }
             continue;
         }
         const size_t o      = size_t(i) * p;

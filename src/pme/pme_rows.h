@@ -58,12 +58,15 @@ const char* rowsDescription();
 void spreadAtoms(real* grid, const GridRows& g, const SplineAtoms& a, const int* list, int begin, int end, bool rows);
 
 /* How gatherAtoms stores an atom's force F = -q dE/dx: subtracted from
- * (Accumulate: f -= q dE/dx, the one-rank PME adds to the other forces) or
- * written to (Assign: f = -q dE/dx, the distributed PME's own array). */
+ * (Accumulate: f -= q dE/dx, the one-rank PME adds to the other forces;
+ * uncharged atoms untouched) or written to (Assign: f = -q dE/dx, 0 for
+ * an uncharged atom, the distributed PME's own array, which needs no
+ * clearing first). */
 enum class GatherStore { Accumulate, Assign };
 
-/* The forces on atoms [begin, end) with nonzero charge from the grid; K is
- * the whole grid (the derivative's scale), inv the box's inverse. */
+/* The forces on atoms [begin, end) from the grid (see GatherStore for the
+ * uncharged ones); K is the whole grid (the derivative's scale), inv the
+ * box's inverse. */
 void gatherAtoms(const real* grid, const GridRows& g, const SplineAtoms& a, int begin, int end,
                  const std::array<int, 3>& K, const Matrix3& inv, Vec3<real>* f, GatherStore store, bool rows);
 
