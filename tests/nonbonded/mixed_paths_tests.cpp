@@ -1,8 +1,10 @@
 /* The mixed build's fast paths against their plain twins: PME's SSE rows
  * (order 4) against the generic spread and gather loops, their AVX2/FMA
  * copy against the SSE one, the excluded-pair
- * Ewald corrections from the kernels' series against erf and exp, and
- * measured FFTW plans against estimated ones. Compiled against the mixed
+ * Ewald corrections from the kernels' series against erf and exp,
+ * measured FFTW plans against estimated ones, and the transposes' block
+ * copy (SSE 2 x 2 and AVX2 4 x 4 tiles of complex floats) against copying
+ * one element at a time. Compiled against the mixed
  * library (the paths exist only there). */
 #include <gtest/gtest.h>
 
@@ -13,6 +15,7 @@
 
 #include "core/error.h"
 #include "fft/fft3d.h"
+#include "fft/transpose.h"
 #include "nonbonded/cluster_kernel.h"
 #include "nonbonded/ewald_correction.h"
 #include "nonbonded/exclusion_corrections.h"
@@ -314,6 +317,60 @@ TEST(Fft3dPlanning, EnvironmentChoosesAndBadValuesAreNamed)
         EXPECT_NE(std::string(e.what()).find("estimate"), std::string::npos) << e.what();
     }
     ::unsetenv("PUTMD_FFTW_PLAN");
+}
+
+TEST(TransposeCopy, MatchesTheElementCopyForEveryPairOfLayouts)
+{
+    // every storage order of source and destination (6 x 6), boxes whose
+    // sides are not multiples of 4 and span several 32-point tiles, a
+    // sub-box with offsets in both arrays: every point copied once to its
+    // place, nothing else touched
+    const std::array<std::array<int, 3>, 6> orders = {
+        { { 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 }, { 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 } }
+    };
+    fft::Layout src, dst;
+    src.box = { { 1, 2, 0 }, { 7, 38, 37 } };
+    dst.box = { { 0, 1, 1 }, { 9, 41, 36 } };
+    const fft::Box box = { { 2, 3, 1 }, { 5, 35, 34 } };
+    std::vector<std::complex<real>> a(src.box.volume());
+    for (size_t i = 0; i < a.size(); i++)
+    {
+        a[i] = { real(i), -real(i) - real(0.5) };
+    }
+    for (auto so : orders)
+    {
+        for (auto dord : orders)
+        {
+            src.order = so;
+            dst.order = dord;
+            const auto ss = src.strides(), ds = dst.strides();
+            std::vector<std::complex<real>> b(dst.box.volume(), { real(-1), real(-1) });
+            fft::copyBox(a.data(), src, b.data(), dst, box);
+            long wrong = 0, touched = 0;
+            std::vector<char> inside(b.size(), 0);
+            for (int x = box.start[0]; x < box.start[0] + box.size[0]; x++)
+            {
+                for (int y = box.start[1]; y < box.start[1] + box.size[1]; y++)
+                {
+                    for (int z = box.start[2]; z < box.start[2] + box.size[2]; z++)
+                    {
+                        const long si = (x - src.box.start[0]) * ss[0] + (y - src.box.start[1]) * ss[1]
+                                        + (z - src.box.start[2]) * ss[2];
+                        const long di = (x - dst.box.start[0]) * ds[0] + (y - dst.box.start[1]) * ds[1]
+                                        + (z - dst.box.start[2]) * ds[2];
+                        wrong += b[di] != a[si];
+                        inside[di] = 1;
+                    }
+                }
+            }
+            for (size_t i = 0; i < b.size(); i++)
+            {
+                touched += !inside[i] && b[i] != std::complex<real>(real(-1), real(-1));
+            }
+            EXPECT_EQ(wrong, 0) << "orders " << so[0] << so[1] << so[2] << " -> " << dord[0] << dord[1] << dord[2];
+            EXPECT_EQ(touched, 0) << "orders " << so[0] << so[1] << so[2] << " -> " << dord[0] << dord[1] << dord[2];
+        }
+    }
 }
 
 } // namespace
