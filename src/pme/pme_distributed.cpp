@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -237,10 +238,20 @@ void DistributedPme::planBorders()
 
 /* One border exchange along dim. Summing: my extended slabs go to their
  * owners, which add them to their owned slabs. Filling (the reverse): the
- * owners send those owned slabs back, which overwrite my extended slabs. */
+ * owners send those owned slabs back, which overwrite my extended slabs.
+ * borderStart packs what goes to other ranks and starts the transfer (the
+ * slabs sent must be final: summing, the extended ones; filling, the owned
+ * ones); borderFinish waits and applies (in ascending source order, self
+ * included), so the two may enclose other work that does not touch the
+ * slabs received into. */
 void DistributedPme::borderExchange(int dim, bool sum)
 {
-    const BorderPlan&     plan    = *border_[dim];
+    borderStart(dim, sum);
+    borderFinish(dim, sum);
+}
+
+void DistributedPme::borderStart(int dim, bool sum)
+{
     BorderScratch&        b       = *borderLinks_[dim][sum ? 1 : 0];
     const int             nz      = params_.gridSize[2];
     const int             parts   = dim == 0 ? 1 : ownSize_[0];
@@ -261,6 +272,15 @@ void DistributedPme::borderExchange(int dim, bool sum)
         }
     }
     b.exchange->start();
+}
+
+void DistributedPme::borderFinish(int dim, bool sum)
+{
+    const BorderPlan&     plan    = *border_[dim];
+    BorderScratch&        b       = *borderLinks_[dim][sum ? 1 : 0];
+    const int             nz      = params_.gridSize[2];
+    const int             parts   = dim == 0 ? 1 : ownSize_[0];
+    const size_t          partLen = dim == 0 ? size_t(ext_[1]) * nz : size_t(nz);
     b.exchange->finish();
     auto apply = [&](const real* src, real* dst) {
         if (sum)
@@ -583,7 +603,10 @@ void DistributedPme::finishRedistributionX()
     }
 }
 
-void DistributedPme::redistributeF(std::span<Vec3<real>> f)
+/* Redistribution F: the forces on the atoms that arrived go back to their
+ * senders (start: they must be gathered), and the forces on this rank's
+ * own atoms come back and are added to f in input order (finish). */
+void DistributedPme::startRedistributionF()
 {
     const int links = static_cast<int>(recvPeers_.size());
     for (int k = 0; k < links; k++)
@@ -592,6 +615,10 @@ void DistributedPme::redistributeF(std::span<Vec3<real>> f)
         redistF_->setSendSize(k, size_t(recvCounts_[k]) * kAtomFBytes);
     }
     redistF_->start();
+}
+
+void DistributedPme::finishRedistributionF(std::span<Vec3<real>> f)
+{
     redistF_->finish();
     const int kept = static_cast<int>(sendPeers_.size());
     fFrom_.resize(kept);
@@ -687,7 +714,7 @@ void DistributedPme::computeSplines(const Box& box)
  * p - 1 extended x planes by their first plane, even slabs are spread in
  * parallel, then odd ones, each slab's atoms in input order; every grid
  * point receives its contributions in the same order for any thread count. */
-void DistributedPme::spread(const Box& box)
+void DistributedPme::spread(const Box& box, const std::function<void()>& extendedFinal)
 {
     const int                p    = params_.order;
     const int                nz   = params_.gridSize[2];
@@ -734,15 +761,48 @@ void DistributedPme::spread(const Box& box)
     const int nt = std::max(1, std::min(numThreads_, numSlabs / 2));
     const pme_detail::SplineAtoms atoms = splineAtoms();
     const pme_detail::GridRows    rows{ Kext, wx, wy, wz };
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    for (int parity = 0; parity < 2; parity++)
+    // The p - 1 extended x planes are written only by slab 0 (every slab
+    // is at least p - 1 planes wide and reaches p - 1 planes beyond its
+    // own): once slab 0 is done they are final, and extendedFinal can send
+    // them while the other slabs are spread (on one thread at once; on
+    // several, between the parities).
+    const bool early = extendedFinal && numSlabs > 1;
+    if (nt == 1)
     {
-#pragma omp for schedule(dynamic, 1)
-        for (int sl = parity; sl < numSlabs; sl += 2)
+        for (int parity = 0; parity < 2; parity++)
         {
-            pme_detail::spreadAtoms(grid_, rows, atoms, slabAtoms_.data(), slabStart_[sl], slabStart_[sl + 1],
-                                    true);
+            for (int sl = parity; sl < numSlabs; sl += 2)
+            {
+                pme_detail::spreadAtoms(grid_, rows, atoms, slabAtoms_.data(), slabStart_[sl], slabStart_[sl + 1],
+                                        true);
+                if (sl == 0 && early)
+                {
+                    extendedFinal();
+                }
+            }
         }
+    }
+    else
+    {
+#pragma omp parallel num_threads(nt)
+        for (int parity = 0; parity < 2; parity++)
+        {
+#pragma omp for schedule(dynamic, 1)
+            for (int sl = parity; sl < numSlabs; sl += 2)
+            {
+                pme_detail::spreadAtoms(grid_, rows, atoms, slabAtoms_.data(), slabStart_[sl], slabStart_[sl + 1],
+                                        true);
+            }
+            if (parity == 0 && early)
+            {
+#pragma omp masked
+                extendedFinal();
+            }
+        }
+    }
+    if (extendedFinal && !early)
+    {
+        extendedFinal();
     }
 }
 
@@ -755,24 +815,25 @@ pme_detail::SplineAtoms DistributedPme::splineAtoms() const
              qMine_.data() };
 }
 
-void DistributedPme::gather(const Box& box)
+/* The forces on the atoms [begin, end) of xMine_ into fMine_ (sized by
+ * the caller; every entry of the range written: GatherStore::Assign). */
+void DistributedPme::gather(const Box& box, int begin, int end)
 {
     const auto               K    = params_.gridSize;
     const std::array<int, 3> Kext = { ext_[0], ext_[1], K[2] };
     const Matrix3&           inv  = box.inverse();
-    const int                n    = static_cast<int>(xMine_.size());
+    const int                n    = end - begin;
     const int*               wx   = rowTable_[0].data();
     const int*               wy   = rowTable_[1].data();
     const int*               wz   = rowTable_[2].data();
-    fMine_.resize(n); // every entry written by the gather (GatherStore::Assign)
     const int nt = std::max(1, std::min(numThreads_, n / 256 + 1));
     const pme_detail::SplineAtoms atoms = splineAtoms();
     const pme_detail::GridRows    rows{ Kext, wx, wy, wz };
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         const int t = nt > 1 ? omp_get_thread_num() : 0;
-        pme_detail::gatherAtoms(grid_, rows, atoms, int(long(n) * t / nt), int(long(n) * (t + 1) / nt), K, inv,
-                                fMine_.data(), pme_detail::GatherStore::Assign, true);
+        pme_detail::gatherAtoms(grid_, rows, atoms, begin + int(long(n) * t / nt), begin + int(long(n) * (t + 1) / nt),
+                                K, inv, fMine_.data(), pme_detail::GatherStore::Assign, true);
     }
 }
 
@@ -788,12 +849,15 @@ double DistributedPme::compute(const Box& box, std::span<const Vec3<real>> x, st
         finishRedistributionX();
     }
     {
+        // the x border's sums leave as soon as the extended planes are
+        // final, while the rest of the atoms are spread (their packing is
+        // in the spread's row)
         Timed t(timers, Stage::PmeSpread);
-        spread(box);
+        spread(box, [&] { borderStart(0, true); });
     }
     {
         Timed t(timers, Stage::PmeBorder);
-        borderExchange(0, true);
+        borderFinish(0, true);
         borderExchange(1, true);
     }
     // the summed block is the FFT's input where it lies (realHalo)
@@ -867,13 +931,26 @@ double DistributedPme::compute(const Box& box, std::span<const Vec3<real>> x, st
         borderExchange(1, false);
         borderExchange(0, false);
     }
+    // The atoms that arrived first: their forces travel back while this
+    // rank's own atoms are gathered (the kept atoms are xMine_'s front)
+    const int n    = static_cast<int>(xMine_.size());
+    const int kept = sendCounts_[sendPeers_.size()];
+    fMine_.resize(n);
     {
         Timed t(timers, Stage::PmeGather);
-        gather(box);
+        gather(box, kept, n);
     }
     {
         Timed t(timers, Stage::PmeRedistF);
-        redistributeF(f);
+        startRedistributionF();
+    }
+    {
+        Timed t(timers, Stage::PmeGather);
+        gather(box, 0, kept);
+    }
+    {
+        Timed t(timers, Stage::PmeRedistF);
+        finishRedistributionF(f);
     }
     if (comm_.rank() == 0)
     {

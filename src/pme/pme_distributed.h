@@ -25,7 +25,9 @@
  *  3. border summation: the extended planes go to the ranks owning them
  *     (puts into regions planned once, comm::Exchange) and are added
  *     there, first along x (whole extended rows, so corners travel on),
- *     then along y (owned planes only). The owner is looked up
+ *     then along y (owned planes only). The x planes leave as soon as
+ *     the spread's first slab (the only one that reaches them) is done,
+ *     while the rest is spread; they are added after. The owner is looked up
  *     per plane, so a thin block whose border spans several ranks, or a
  *     process row of one rank (a periodic self-sum), takes the same path;
  *  4. the distributed r2c FFT (fft/pencil_fft.h), the solve on this rank's
@@ -37,6 +39,8 @@
  *     owners' potential values;
  *  6. gather forces on the redistributed atoms, and redistribution F: the
  *     forces go back to where the atoms came from, in their input order.
+ *     The atoms that arrived are gathered first and their forces sent
+ *     while the rank's own atoms are gathered.
  *
  * Every sum is done in a fixed order (sources in rank order), so a fixed
  * layout gives the same bits whichever transpose algorithm moves the FFT
@@ -45,6 +49,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -112,14 +117,19 @@ private:
     struct BorderPlan;
     struct BorderScratch;
     void finishRedistributionX();
-    void redistributeF(std::span<Vec3<real>> f);
+    void startRedistributionF();
+    void finishRedistributionF(std::span<Vec3<real>> f);
     int  cellOf(const Vec3<real>& x, const Matrix3& inv, int d) const;
     void computeSplines(const Box& box);
-    void spread(const Box& box);
-    void gather(const Box& box);
+    /* extendedFinal (optional) runs once the extended x planes hold all
+     * their charge, before the spread ends where it can */
+    void spread(const Box& box, const std::function<void()>& extendedFinal = {});
+    void gather(const Box& box, int begin, int end);
     pme_detail::SplineAtoms splineAtoms() const; // the spline arrays, for pme_rows.h
     void planBorders();
     void borderExchange(int dim, bool sum);
+    void borderStart(int dim, bool sum);
+    void borderFinish(int dim, bool sum);
     real* slabPointer(int dim, int slab, int part);
 
     PmeParameters                      params_;
