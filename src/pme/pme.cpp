@@ -131,7 +131,10 @@ PUTMD_PME_CLONES void cellsOrder4Clones(const Vec3<real>* x, int n, const Matrix
 
 void cellsOrder4(const Vec3<real>* x, int n, const Matrix3& inv, int d, int Kd, int* out)
 {
-    cellsOrder4Clones(x, n, inv, d, Kd, out);
+    if (n > 0) // (a rank may hold no atoms: x may then be null)
+    {
+        cellsOrder4Clones(x, n, inv, d, Kd, out);
+    }
 }
 
 void splinesOrder4(const Vec3<real>* x, int begin, int end, const Matrix3& inv, const std::array<int, 3>& K,

@@ -707,8 +707,6 @@ void DistributedPme::computeSplines(const Box& box)
 }
 
 /* The spread with the one-rank kernels (pme_kernels.h) on the extended
- * block: identity row tables in x and y, wrapping in z. */
-/* The spread with the one-rank kernels (pme_kernels.h) on the extended
  * block: identity row tables in x and y, wrapping in z. Threaded as the
  * one-rank spread (pme.h): the charged atoms are put in slabs of at least
  * p - 1 extended x planes by their first plane, even slabs are spread in
