@@ -7,7 +7,8 @@
 namespace putmd
 {
 
-void ClusterGrid::build(const Box& box, const std::vector<Vec3<real>>& x, bool periodic, int numHome)
+void ClusterGrid::build(const Box& box, const std::vector<Vec3<real>>& x, bool periodic, int numHome,
+                        const uint8_t* leading)
 {
     numLayers_ = numHome >= 0 && !periodic ? 2 : 1;
     const int n = static_cast<int>(x.size());
@@ -85,6 +86,33 @@ void ClusterGrid::build(const Box& box, const std::vector<Vec3<real>>& x, bool p
     wrap_.assign(numSlots(), { 0, 0, 0 });
     slotOfAtom_.assign(n, -1);
     boxes_.resize(numClusters_);
+    if (leading)
+    {
+        // each cluster's flagged atoms first (a stable partition of its four)
+        for (int c = 0, k = 0; c < numColumns; k += columnCount_[c], c++)
+        {
+            for (int m = 0; m < columnCount_[c]; m += c_clusterSize)
+            {
+                int* const first = order_.data() + k + m;
+                const int  len   = std::min(c_clusterSize, columnCount_[c] - m);
+                int        rest[c_clusterSize];
+                int        nLead = 0, nRest = 0;
+                for (int i = 0; i < len; i++)
+                {
+                    const int a = first[i];
+                    if (leading[a] != 0)
+                    {
+                        first[nLead++] = a;
+                    }
+                    else
+                    {
+                        rest[nRest++] = a;
+                    }
+                }
+                std::copy(rest, rest + nRest, first + nLead);
+            }
+        }
+    }
     for (int c = 0, k = 0; c < numColumns; c++)
     {
         int slot = columnStart_[c] * c_clusterSize;

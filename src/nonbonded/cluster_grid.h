@@ -42,8 +42,14 @@ public:
      * 0 (no wrapping) the grid has two layers of the same columns: the
      * first numHome atoms (a rank's home atoms) and the others (its halo),
      * so that no cluster mixes the two; layer L's column c is column
-     * L * numColumns(0) * numColumns(1) + c. */
-    void build(const Box& box, const std::vector<Vec3<real>>& x, bool periodic, int numHome = -1);
+     * L * numColumns(0) * numColumns(1) + c. With leading (one flag per
+     * atom of x), the flagged atoms of each cluster take its first slots,
+     * the others keep their z order after them (the cluster-pair kernels
+     * compute Lennard-Jones per half of an i-cluster: with its atoms with
+     * Lennard-Jones first, a water cluster has them in one half more
+     * often). The cluster's atoms and box are the same either way. */
+    void build(const Box& box, const std::vector<Vec3<real>>& x, bool periodic, int numHome = -1,
+               const uint8_t* leading = nullptr);
     /* 1, or 2 with home and halo layers; the first cluster of the second. */
     int numLayers() const { return numLayers_; }
     int firstHaloCluster() const { return columnStart_[numCol_[0] * numCol_[1]]; }

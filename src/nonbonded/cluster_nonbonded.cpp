@@ -133,7 +133,7 @@ void ClusterNonbonded::build(const Topology& top, const Box& box, const std::vec
     // outer list is made (peak memory); the next prune allocates it again
     std::vector<ClusterPairI>().swap(innerI_);
     std::vector<ClusterPairJ>().swap(innerJ_);
-    grid_.build(box, x, true);
+    grid_.build(box, x, true, -1, leadingAtoms(top, x.size()));
     list_.search(grid_, box, rlist, top, true, numThreads_);
     markLennardJonesClusters(top);
     list_.partitionJ(clusterLJ_, numThreads_);
@@ -155,12 +155,13 @@ void ClusterNonbonded::buildLocal(const Topology& top, const Box& box, const std
     filter.skipHomePairs = !homePairs;
     if (homePairs)
     {
-        grid_.build(box, std::vector<Vec3<real>>(x.begin(), x.begin() + numHome), false);
+        grid_.build(box, std::vector<Vec3<real>>(x.begin(), x.begin() + numHome), false, -1,
+                    leadingAtoms(top, size_t(numHome)));
     }
     else
     {
         // home and halo atoms in separate layers: no cluster mixes them
-        grid_.build(box, x, false, numHome);
+        grid_.build(box, x, false, numHome, leadingAtoms(top, x.size()));
     }
     list_.search(grid_, box, rlist, top, false, numThreads_, &filter);
     markLennardJonesClusters(top);
@@ -172,17 +173,29 @@ void ClusterNonbonded::buildLocal(const Topology& top, const Box& box, const std
     computesSinceSearch_ = 0;
 }
 
-void ClusterNonbonded::markLennardJonesClusters(const Topology& top)
+const uint8_t* ClusterNonbonded::leadingAtoms(const Topology& top, size_t n)
 {
-    const int         nt = top.numLjTypes;
-    std::vector<bool> typeLJ(nt, false);
+    const int nt = top.numLjTypes;
+    typeLJ_.assign(nt, 0);
     for (int a = 0; a < nt; a++)
     {
         for (int b = 0; b < nt; b++)
         {
-            typeLJ[a] = typeLJ[a] || top.c6[size_t(a) * nt + b] != 0 || top.c12[size_t(a) * nt + b] != 0;
+            typeLJ_[a] = typeLJ_[a] || top.c6[size_t(a) * nt + b] != 0 || top.c12[size_t(a) * nt + b] != 0;
         }
     }
+    atomLJ_.resize(n);
+    for (size_t a = 0; a < n; a++)
+    {
+        atomLJ_[a] = typeLJ_[top.ljType[a]];
+    }
+    return atomLJ_.data();
+}
+
+void ClusterNonbonded::markLennardJonesClusters(const Topology& top)
+{
+    leadingAtoms(top, 0); // the types' flags
+    const std::vector<uint8_t>& typeLJ = typeLJ_;
     const int nc = grid_.numClusters();
     clusterLJ_.assign(nc, 0);
     for (int slot = 0; slot < nc * c_clusterSize; slot++)
@@ -422,7 +435,7 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
 {
     if (pendingPairs_)
     {
-        grid_.build(box, x, false);
+        grid_.build(box, x, false, -1, leadingAtoms(top, x.size()));
         list_.fromPairs(grid_, pairStart_, pairJ_);
         markLennardJonesClusters(top);
         list_.partitionJ(clusterLJ_, numThreads_);

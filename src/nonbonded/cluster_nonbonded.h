@@ -131,6 +131,9 @@ private:
     void splitByCost(const std::vector<ClusterPairI>& entries, int numThreads);
     /* clusterLJ_: per cluster, bit h set when atom 2h or 2h + 1 has Lennard-Jones. */
     void markLennardJonesClusters(const Topology& top);
+    /* Per atom of the first n: 1 where its type has Lennard-Jones with some
+     * type (the grid puts those first in their cluster). */
+    const uint8_t* leadingAtoms(const Topology& top, size_t n);
     [[noreturn]] void reportOverlap(const Topology& top);
 
     ClusterKernelKind  kind_;
@@ -144,6 +147,7 @@ private:
     ClusterGrid        grid_;
     ClusterPairList    list_;
     std::vector<uint8_t> clusterLJ_; // per cluster (see ClusterKernelInput)
+    std::vector<uint8_t> typeLJ_, atomLJ_; // per LJ type, per atom (leadingAtoms)
     ExcludedPairList     excludedPairs_; // for the excluded-pair corrections
     const Topology*      excludedFor_    = nullptr;
     double               excludedEpsfac_ = 0;

@@ -6,6 +6,7 @@
  * domain decomposition's) and the overlap error. */
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "nonbonded/cell_grid.h"
@@ -261,6 +262,68 @@ TEST(ClusterPairList, PartitionPutsUnflaggedJClustersFirstInOrder)
         ASSERT_EQ(got, expect) << "i-entry " << ie;
     }
     EXPECT_GT(moved, 0);
+}
+
+TEST(ClusterGrid, LeadingAtomsComeFirstInTheirClusterWhichKeepsItsAtoms)
+{
+    const System s = load("water-spce-3k");
+    const Box&   box = s.in.coordinates.box;
+    ClusterGrid  plain, led;
+    plain.build(box, s.x, true);
+    // the oxygens (every third atom), as the kernels' Lennard-Jones atoms
+    std::vector<uint8_t> lead(s.x.size());
+    for (size_t a = 0; a < lead.size(); a++)
+    {
+        lead[a] = a % 3 == 0;
+    }
+    led.build(box, s.x, true, -1, lead.data());
+    ASSERT_EQ(led.numClusters(), plain.numClusters());
+    int reordered = 0, split = 0;
+    for (int c = 0; c < plain.numClusters(); c++)
+    {
+        // expected: the plain cluster's flagged atoms in z order, then the others
+        std::vector<int> expect;
+        for (int pass : { 1, 0 })
+        {
+            for (int k = 0; k < c_clusterSize; k++)
+            {
+                const int a = plain.atomOfSlot()[c * c_clusterSize + k];
+                if (a >= 0 && lead[a] == pass)
+                {
+                    expect.push_back(a);
+                }
+            }
+        }
+        std::vector<int> got;
+        int              halvesBefore = 0, halvesAfter = 0; // bit h: half h has a flagged atom
+        for (int k = 0; k < c_clusterSize; k++)
+        {
+            const int a = led.atomOfSlot()[c * c_clusterSize + k];
+            const int p = plain.atomOfSlot()[c * c_clusterSize + k];
+            if (a >= 0)
+            {
+                got.push_back(a);
+                ASSERT_EQ(led.slotOfAtom()[a], c * c_clusterSize + k);
+                halvesAfter |= lead[a] ? 1 << (k / 2) : 0;
+            }
+            halvesBefore |= p >= 0 && lead[p] ? 1 << (k / 2) : 0;
+            reordered += a != p;
+        }
+        // two flagged atoms or fewer: in the first half only
+        if (std::count_if(got.begin(), got.end(), [&](int a) { return lead[a] != 0; }) <= 2)
+        {
+            EXPECT_LE(halvesAfter, 1) << "cluster " << c;
+            split += halvesBefore == 3;
+        }
+        ASSERT_EQ(got, expect) << "cluster " << c;
+        for (int d = 0; d < 3; d++)
+        {
+            ASSERT_EQ(led.boxes()[c].lower[d], plain.boxes()[c].lower[d]);
+            ASSERT_EQ(led.boxes()[c].upper[d], plain.boxes()[c].upper[d]);
+        }
+    }
+    EXPECT_GT(reordered, 0);
+    EXPECT_GT(split, 0) << "no cluster with at most two flagged atoms had them in both halves before";
 }
 
 TEST(ClusterNonbonded, ExplicitPairListsGiveTheSameForcesAsThePairList)
