@@ -173,7 +173,7 @@ void ClusterNonbonded::buildLocal(const Topology& top, const Box& box, const std
     computesSinceSearch_ = 0;
 }
 
-const uint8_t* ClusterNonbonded::leadingAtoms(const Topology& top, size_t n)
+void ClusterNonbonded::markLennardJonesTypes(const Topology& top)
 {
     const int nt = top.numLjTypes;
     typeLJ_.assign(nt, 0);
@@ -184,6 +184,11 @@ const uint8_t* ClusterNonbonded::leadingAtoms(const Topology& top, size_t n)
             typeLJ_[a] = typeLJ_[a] || top.c6[size_t(a) * nt + b] != 0 || top.c12[size_t(a) * nt + b] != 0;
         }
     }
+}
+
+const uint8_t* ClusterNonbonded::leadingAtoms(const Topology& top, size_t n)
+{
+    markLennardJonesTypes(top);
     atomLJ_.resize(n);
     for (size_t a = 0; a < n; a++)
     {
@@ -194,7 +199,7 @@ const uint8_t* ClusterNonbonded::leadingAtoms(const Topology& top, size_t n)
 
 void ClusterNonbonded::markLennardJonesClusters(const Topology& top)
 {
-    leadingAtoms(top, 0); // the types' flags
+    markLennardJonesTypes(top);
     const std::vector<uint8_t>& typeLJ = typeLJ_;
     const int nc = grid_.numClusters();
     clusterLJ_.assign(nc, 0);

@@ -131,8 +131,11 @@ private:
     void splitByCost(const std::vector<ClusterPairI>& entries, int numThreads);
     /* clusterLJ_: per cluster, bit h set when atom 2h or 2h + 1 has Lennard-Jones. */
     void markLennardJonesClusters(const Topology& top);
-    /* Per atom of the first n: 1 where its type has Lennard-Jones with some
-     * type (the grid puts those first in their cluster). */
+    /* typeLJ_: per Lennard-Jones type, 1 where it has Lennard-Jones with
+     * some type. */
+    void markLennardJonesTypes(const Topology& top);
+    /* Per atom of the first n: 1 where its type has Lennard-Jones (the
+     * grid puts those first in their cluster). */
     const uint8_t* leadingAtoms(const Topology& top, size_t n);
     [[noreturn]] void reportOverlap(const Topology& top);
 
