@@ -765,37 +765,23 @@ void DistributedPme::spread(const Box& box, const std::function<void()>& extende
     // them while the other slabs are spread (on one thread at once; on
     // several, between the parities).
     const bool early = extendedFinal && numSlabs > 1;
-    if (nt == 1)
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    for (int parity = 0; parity < 2; parity++)
     {
-        for (int parity = 0; parity < 2; parity++)
-        {
-            for (int sl = parity; sl < numSlabs; sl += 2)
-            {
-                pme_detail::spreadAtoms(grid_, rows, atoms, slabAtoms_.data(), slabStart_[sl], slabStart_[sl + 1],
-                                        true);
-                if (sl == 0 && early)
-                {
-                    extendedFinal();
-                }
-            }
-        }
-    }
-    else
-    {
-#pragma omp parallel num_threads(nt)
-        for (int parity = 0; parity < 2; parity++)
-        {
 #pragma omp for schedule(dynamic, 1)
-            for (int sl = parity; sl < numSlabs; sl += 2)
+        for (int sl = parity; sl < numSlabs; sl += 2)
+        {
+            pme_detail::spreadAtoms(grid_, rows, atoms, slabAtoms_.data(), slabStart_[sl], slabStart_[sl + 1],
+                                    true);
+            if (sl == 0 && early && nt == 1)
             {
-                pme_detail::spreadAtoms(grid_, rows, atoms, slabAtoms_.data(), slabStart_[sl], slabStart_[sl + 1],
-                                        true);
-            }
-            if (parity == 0 && early)
-            {
-#pragma omp masked
                 extendedFinal();
             }
+        }
+        if (parity == 0 && early && nt > 1)
+        {
+#pragma omp masked
+            extendedFinal();
         }
     }
     if (extendedFinal && !early)
