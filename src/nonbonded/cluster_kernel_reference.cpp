@@ -116,12 +116,10 @@ void clusterPruneReference(const ClusterKernelInput& in, float rlist2, ClusterPr
         {
             const ClusterPairJ& je   = in.jEntries[p];
             bool                keep = false;
+            // every atom pair, the mask aside (an entry whose pairs in range
+            // are all excluded is kept: the kernel masks them)
             for (int b = 0; b < c_clusterSize * c_clusterSize && !keep; b++)
             {
-                if (!(je.mask >> b & 1))
-                {
-                    continue;
-                }
                 const int   si = e.ci * c_clusterSize + b / c_clusterSize, sj = je.cj * c_clusterSize + b % c_clusterSize;
                 const float dx = (in.x[si] + sv[0]) - in.x[sj];
                 const float dy = (in.y[si] + sv[1]) - in.y[sj];
