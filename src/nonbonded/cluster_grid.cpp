@@ -7,6 +7,28 @@
 namespace putmd
 {
 
+/* The three ways to cut four atoms into two halves (slots 0-1 and 2-3). */
+static constexpr int c_pairings[3][4] = { { 0, 1, 2, 3 }, { 0, 2, 1, 3 }, { 0, 3, 1, 2 } };
+
+void ClusterGrid::halvesOf(int* atoms, const uint8_t* leading) const
+{
+    int   best = 0, bestFlagged = 3;
+    float bestSpread = 0;
+    for (int q = 0; q < 3; q++)
+    {
+        const int* h = c_pairings[q];
+        const int  flagged = int(leading[atoms[h[0]]] || leading[atoms[h[1]]]) + int(leading[atoms[h[2]]] || leading[atoms[h[3]]]);
+        const float spread = norm2(xw_[atoms[h[0]]] - xw_[atoms[h[1]]]) + norm2(xw_[atoms[h[2]]] - xw_[atoms[h[3]]]);
+        if (flagged < bestFlagged || (flagged == bestFlagged && spread < bestSpread))
+        {
+            best = q, bestFlagged = flagged, bestSpread = spread;
+        }
+    }
+    const int* h      = c_pairings[best];
+    const int  cut[4] = { atoms[h[0]], atoms[h[1]], atoms[h[2]], atoms[h[3]] };
+    std::copy(cut, cut + 4, atoms);
+}
+
 void ClusterGrid::build(const Box& box, const std::vector<Vec3<real>>& x, bool periodic, int numHome,
                         const uint8_t* leading)
 {
@@ -88,7 +110,8 @@ void ClusterGrid::build(const Box& box, const std::vector<Vec3<real>>& x, bool p
     boxes_.resize(numClusters_);
     if (leading)
     {
-        // each cluster's flagged atoms first (a stable partition of its four)
+        // each cluster's flagged atoms first (a stable partition of its
+        // four), then a full cluster's halves chosen (halvesOf)
         for (int c = 0, k = 0; c < numColumns; k += columnCount_[c], c++)
         {
             for (int m = 0; m < columnCount_[c]; m += c_clusterSize)
@@ -110,6 +133,10 @@ void ClusterGrid::build(const Box& box, const std::vector<Vec3<real>>& x, bool p
                     }
                 }
                 std::copy(rest, rest + nRest, first + nLead);
+                if (len == c_clusterSize)
+                {
+                    halvesOf(first, leading);
+                }
             }
         }
     }

@@ -44,10 +44,12 @@ public:
      * so that no cluster mixes the two; layer L's column c is column
      * L * numColumns(0) * numColumns(1) + c. With leading (one flag per
      * atom of x), the flagged atoms of each cluster take its first slots,
-     * the others keep their z order after them (the cluster-pair kernels
-     * compute Lennard-Jones per half of an i-cluster: with its atoms with
-     * Lennard-Jones first, a water cluster has them in one half more
-     * often). The cluster's atoms and box are the same either way. */
+     * the others keep their z order after them, and a cluster of four is
+     * cut into its halves (slots 0-1 and 2-3) by halvesOf (the AVX2
+     * cluster-pair kernel computes a cluster pair as two registers, one per
+     * half of the i-cluster: it skips a half without a pair in range and
+     * Lennard-Jones in a half without atoms that have it). The cluster's
+     * atoms and box are the same either way. */
     void build(const Box& box, const std::vector<Vec3<real>>& x, bool periodic, int numHome = -1,
                const uint8_t* leading = nullptr);
     /* 1, or 2 with home and halo layers; the first cluster of the second. */
@@ -76,6 +78,15 @@ public:
     float upperZ() const { return zRange_[1]; }
 
 private:
+    /* Four atoms (flagged first) reordered into the halves of the
+     * pairing, of the three, with the fewest halves holding a flagged atom
+     * and, among those, the smallest sum of the halves' squared atom
+     * distances (compact halves are more often out of range alone);
+     * the first half holds the first flagged atom.
+     * water-spce-12k, AVX2 kernel over the pruned list: 1.4% faster than
+     * the flagged atoms first in z order, rnase 1.7%. */
+    void halvesOf(int* atoms, const uint8_t* leading) const;
+
     int                                numClusters_ = 0;
     int                                numCol_[2]   = { 1, 1 };
     int                                numLayers_   = 1;

@@ -264,7 +264,11 @@ TEST(ClusterPairList, PartitionPutsUnflaggedJClustersFirstInOrder)
     EXPECT_GT(moved, 0);
 }
 
-TEST(ClusterGrid, LeadingAtomsComeFirstInTheirClusterWhichKeepsItsAtoms)
+/* With the kernels' Lennard-Jones flags, a cluster keeps its atoms and box;
+ * a full cluster's halves (slots 0-1, 2-3) are the pairing of its four
+ * atoms with the fewest halves holding a flagged atom and, among those, the
+ * most compact; a flagged atom comes first. */
+TEST(ClusterGrid, FlaggedAtomsTakeFewestHalvesTheMostCompactOnesAndKeepTheirCluster)
 {
     const System s = load("water-spce-3k");
     const Box&   box = s.in.coordinates.box;
@@ -278,52 +282,86 @@ TEST(ClusterGrid, LeadingAtomsComeFirstInTheirClusterWhichKeepsItsAtoms)
     }
     led.build(box, s.x, true, -1, lead.data());
     ASSERT_EQ(led.numClusters(), plain.numClusters());
-    int reordered = 0, split = 0;
+    // the grid's own wrapped coordinates (the same float operations)
+    auto wrapped = [&](int a) {
+        DVec f = box.toFractional(DVec(s.x[a]));
+        for (int d = 0; d < 3; d++)
+        {
+            f[d] -= std::floor(f[d]);
+        }
+        return Vec3<float>(box.fromFractional(f));
+    };
+    auto spread = [&](int a, int b, int c, int d) {
+        return norm2(wrapped(a) - wrapped(b)) + norm2(wrapped(c) - wrapped(d));
+    };
+    int fewerFlaggedHalves = 0, moreCompact = 0;
     for (int c = 0; c < plain.numClusters(); c++)
     {
-        // expected: the plain cluster's flagged atoms in z order, then the others
-        std::vector<int> expect;
-        for (int pass : { 1, 0 })
-        {
-            for (int k = 0; k < c_clusterSize; k++)
-            {
-                const int a = plain.atomOfSlot()[c * c_clusterSize + k];
-                if (a >= 0 && lead[a] == pass)
-                {
-                    expect.push_back(a);
-                }
-            }
-        }
-        std::vector<int> got;
-        int              halvesBefore = 0, halvesAfter = 0; // bit h: half h has a flagged atom
+        std::vector<int> before, after;
         for (int k = 0; k < c_clusterSize; k++)
         {
-            const int a = led.atomOfSlot()[c * c_clusterSize + k];
-            const int p = plain.atomOfSlot()[c * c_clusterSize + k];
+            const int p = plain.atomOfSlot()[c * c_clusterSize + k], a = led.atomOfSlot()[c * c_clusterSize + k];
+            if (p >= 0)
+            {
+                before.push_back(p);
+            }
             if (a >= 0)
             {
-                got.push_back(a);
+                after.push_back(a);
                 ASSERT_EQ(led.slotOfAtom()[a], c * c_clusterSize + k);
-                halvesAfter |= lead[a] ? 1 << (k / 2) : 0;
             }
-            halvesBefore |= p >= 0 && lead[p] ? 1 << (k / 2) : 0;
-            reordered += a != p;
         }
-        // two flagged atoms or fewer: in the first half only
-        if (std::count_if(got.begin(), got.end(), [&](int a) { return lead[a] != 0; }) <= 2)
-        {
-            EXPECT_LE(halvesAfter, 1) << "cluster " << c;
-            split += halvesBefore == 3;
-        }
-        ASSERT_EQ(got, expect) << "cluster " << c;
+        ASSERT_TRUE(std::is_permutation(before.begin(), before.end(), after.begin(), after.end())) << "cluster " << c;
         for (int d = 0; d < 3; d++)
         {
             ASSERT_EQ(led.boxes()[c].lower[d], plain.boxes()[c].lower[d]);
             ASSERT_EQ(led.boxes()[c].upper[d], plain.boxes()[c].upper[d]);
         }
+        const bool anyFlagged = std::any_of(after.begin(), after.end(), [&](int a) { return lead[a] != 0; });
+        if (anyFlagged)
+        {
+            EXPECT_TRUE(lead[after[0]]) << "cluster " << c << ": no flagged atom first";
+        }
+        if (after.size() < size_t(c_clusterSize))
+        {
+            // a column's last, partial cluster: flagged atoms first, z order kept
+            std::vector<int> expect;
+            for (int pass : { 1, 0 })
+            {
+                for (int a : before)
+                {
+                    if (lead[a] == pass)
+                    {
+                        expect.push_back(a);
+                    }
+                }
+            }
+            EXPECT_EQ(after, expect) << "cluster " << c;
+            continue;
+        }
+        auto flaggedHalves = [&](int a, int b, int c2, int d) {
+            return int(lead[a] || lead[b]) + int(lead[c2] || lead[d]);
+        };
+        const int*  q = after.data();
+        const int   got = flaggedHalves(q[0], q[1], q[2], q[3]);
+        const float gotSpread = spread(q[0], q[1], q[2], q[3]);
+        const int   pairings[3][4] = { { 0, 1, 2, 3 }, { 0, 2, 1, 3 }, { 0, 3, 1, 2 } };
+        for (const auto& h : pairings)
+        {
+            const int other = flaggedHalves(q[h[0]], q[h[1]], q[h[2]], q[h[3]]);
+            EXPECT_LE(got, other) << "cluster " << c;
+            if (other == got)
+            {
+                EXPECT_LE(gotSpread, spread(q[h[0]], q[h[1]], q[h[2]], q[h[3]])) << "cluster " << c;
+            }
+        }
+        // what the z order's halves had
+        const int* z = before.data();
+        fewerFlaggedHalves += got < flaggedHalves(z[0], z[1], z[2], z[3]);
+        moreCompact += got == flaggedHalves(z[0], z[1], z[2], z[3]) && gotSpread < spread(z[0], z[1], z[2], z[3]);
     }
-    EXPECT_GT(reordered, 0);
-    EXPECT_GT(split, 0) << "no cluster with at most two flagged atoms had them in both halves before";
+    EXPECT_GT(fewerFlaggedHalves, 0) << "no cluster had its flagged atoms in more halves than needed";
+    EXPECT_GT(moreCompact, 0) << "no cluster's halves were made more compact";
 }
 
 TEST(ClusterNonbonded, ExplicitPairListsGiveTheSameForcesAsThePairList)
