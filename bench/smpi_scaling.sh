@@ -25,6 +25,8 @@
 # PUTMD_SMPI_BINARY runs another build of putmd_smpi (default
 # build-smpi/bin/putmd_smpi); KEEP=DIR keeps every run's log there
 # (PLATFORM-RANKS-NPME-COMM.log) for its timing table.
+# SMPIRUN_OPTIONS adds options to smpirun itself (e.g.
+# "--cfg=network/crosstraffic:0").
 # EXTRA_ARGS adds options to every run (e.g. "--fft-transpose pairwise",
 # which at 256 simulated ranks skips a start-up spent creating the windows
 # that time the rma transposes).
@@ -64,7 +66,8 @@ for p in $platforms; do
       for comm in $backends; do
         out=$work/$p-$n-$npme-$comm
         # (smpirun may exit 0 when a rank stopped with an error: no log then)
-        if ! "$root/tools/simgrid/smpirun.sh" -platform "$p" -np "$n" -eager-limit "${EAGER_LIMIT:-65536}" "$smpi" run -p "$system/topol.top" \
+        if ! "$root/tools/simgrid/smpirun.sh" -platform "$p" -np "$n" -eager-limit "${EAGER_LIMIT:-65536}" \
+               ${SMPIRUN_OPTIONS:+-- $SMPIRUN_OPTIONS --} "$smpi" run -p "$system/topol.top" \
                -c "$system/conf.gro" -f "$work/run.mdp" -nsteps "$steps" --npme "$npme" --comm "$comm" \
                -deffnm "$out" ${EXTRA_ARGS:-} > "$out.out" 2>&1 || [[ ! -f $out.log ]]; then
             printf '%-11s %5s %5s %4s  failed: %s\n' "$p" "$n" "$npme" "$comm" "$(grep -m1 -E '^error|timed out' "$out.out" | cut -c1-200)"
