@@ -30,39 +30,54 @@ void ClusterGrid::halvesOf(int* atoms, const uint8_t* leading) const
 }
 
 void ClusterGrid::build(const Box& box, const std::vector<Vec3<real>>& x, bool periodic, int numHome,
-                        const uint8_t* leading)
+                        const uint8_t* leading, int numThreads)
 {
     numLayers_ = numHome >= 0 && !periodic ? 2 : 1;
-    const int n = static_cast<int>(x.size());
+    const int n  = static_cast<int>(x.size());
+    const int nt = std::max(1, std::min(numThreads, n / 1024 + 1));
     xw_.resize(n);
-    wrapOfAtom_.assign(n, { 0, 0, 0 });
-    for (int i = 0; i < n; i++)
+    wrapOfAtom_.resize(n);
+    // wrapped coordinates and each thread's part of the atoms' bounds
+    std::vector<std::array<float, 6>> bounds(nt, { 1e30f, 1e30f, 1e30f, -1e30f, -1e30f, -1e30f });
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int t = 0; t < nt; t++)
     {
-        if (periodic)
+        auto& bt = bounds[t];
+        for (int i = static_cast<int>(long(n) * t / nt); i < static_cast<int>(long(n) * (t + 1) / nt); i++)
         {
-            DVec s = box.toFractional(DVec(x[i]));
+            wrapOfAtom_[i] = { 0, 0, 0 };
+            if (periodic)
+            {
+                DVec s = box.toFractional(DVec(x[i]));
+                for (int d = 0; d < 3; d++)
+                {
+                    const double fl   = std::floor(s[d]);
+                    wrapOfAtom_[i][d] = static_cast<int>(fl);
+                    s[d] -= fl;
+                }
+                xw_[i] = Vec3<float>(box.fromFractional(s));
+            }
+            else
+            {
+                xw_[i] = Vec3<float>(x[i]);
+            }
             for (int d = 0; d < 3; d++)
             {
-                const double fl = std::floor(s[d]);
-                wrapOfAtom_[i][d] = static_cast<int>(fl);
-                s[d] -= fl;
+                bt[d]     = std::min(bt[d], xw_[i][d]);
+                bt[3 + d] = std::max(bt[3 + d], xw_[i][d]);
             }
-            xw_[i] = Vec3<float>(box.fromFractional(s));
-        }
-        else
-        {
-            xw_[i] = Vec3<float>(x[i]);
         }
     }
-    // the xy rectangle and z range of the atoms
+    // the xy rectangle and z range of the atoms (min and max: any order)
     float lo[3] = { 0, 0, 0 }, hi[3] = { 0, 0, 0 };
     for (int d = 0; d < 3 && n > 0; d++)
     {
-        lo[d] = hi[d] = xw_[0][d];
-        for (int i = 1; i < n; i++)
+        lo[d] = bounds[0][d];
+        hi[d] = bounds[0][3 + d];
+        for (int t = 1; t < nt; t++)
         {
-            lo[d] = std::min(lo[d], xw_[i][d]);
-            hi[d] = std::max(hi[d], xw_[i][d]);
+            lo[d] = std::min(lo[d], bounds[t][d]);
+            hi[d] = std::max(hi[d], bounds[t][3 + d]);
         }
     }
     zRange_[0] = lo[2];
@@ -81,7 +96,7 @@ void ClusterGrid::build(const Box& box, const std::vector<Vec3<real>>& x, bool p
     const int numXy      = numCol_[0] * numCol_[1];
     const int numColumns = numXy * numLayers_;
     columnOf_.resize(n);
-    columnCount_.assign(numColumns, 0);
+#pragma omp parallel for num_threads(nt) schedule(static)
     for (int i = 0; i < n; i++)
     {
         int c[2];
@@ -90,33 +105,52 @@ void ClusterGrid::build(const Box& box, const std::vector<Vec3<real>>& x, bool p
             c[d] = std::clamp(static_cast<int>((xw_[i][d] - origin_[d]) / width_[d]), 0, numCol_[d] - 1);
         }
         columnOf_[i] = c[1] * numCol_[0] + c[0] + (numLayers_ == 2 && i >= numHome ? numXy : 0);
+    }
+    // atoms in column order (a counting sort: within a column in index
+    // order), then each column by z, ties in index order: the order of one
+    // stable sort by (column, z), which took most of this function's time
+    // on one thread
+    columnCount_.assign(numColumns, 0);
+    for (int i = 0; i < n; i++)
+    {
         columnCount_[columnOf_[i]]++;
     }
-    // atoms in column order, then by z within each column
+    atomStart_.assign(numColumns + 1, 0);
+    for (int c = 0; c < numColumns; c++)
+    {
+        atomStart_[c + 1] = atomStart_[c] + columnCount_[c];
+    }
     order_.resize(n);
-    std::iota(order_.begin(), order_.end(), 0);
-    std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) {
-        return columnOf_[a] != columnOf_[b] ? columnOf_[a] < columnOf_[b] : xw_[a].z < xw_[b].z;
-    });
+    {
+        std::vector<int> fill(atomStart_.begin(), atomStart_.end() - 1);
+        for (int i = 0; i < n; i++)
+        {
+            order_[fill[columnOf_[i]]++] = i;
+        }
+    }
     columnStart_.assign(numColumns + 1, 0);
     for (int c = 0; c < numColumns; c++)
     {
         columnStart_[c + 1] = columnStart_[c] + (columnCount_[c] + c_clusterSize - 1) / c_clusterSize;
     }
     numClusters_ = columnStart_[numColumns];
-    atomOfSlot_.assign(numSlots(), -1);
-    wrap_.assign(numSlots(), { 0, 0, 0 });
+    atomOfSlot_.resize(numSlots());
+    wrap_.resize(numSlots());
     slotOfAtom_.assign(n, -1);
     boxes_.resize(numClusters_);
-    if (leading)
+    // per column: z order, the flagged atoms first in each cluster and a
+    // full cluster's halves (halvesOf), the slots, the clusters' boxes
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int c = 0; c < numColumns; c++)
     {
-        // each cluster's flagged atoms first (a stable partition of its
-        // four), then a full cluster's halves chosen (halvesOf)
-        for (int c = 0, k = 0; c < numColumns; k += columnCount_[c], c++)
+        int* const colAtoms = order_.data() + atomStart_[c];
+        std::stable_sort(colAtoms, colAtoms + columnCount_[c], [&](int a, int b) { return xw_[a].z < xw_[b].z; });
+        if (leading)
         {
+            // a stable partition of each cluster's four
             for (int m = 0; m < columnCount_[c]; m += c_clusterSize)
             {
-                int* const first = order_.data() + k + m;
+                int* const first = colAtoms + m;
                 const int  len   = std::min(c_clusterSize, columnCount_[c] - m);
                 int        rest[c_clusterSize];
                 int        nLead = 0, nRest = 0;
@@ -139,35 +173,35 @@ void ClusterGrid::build(const Box& box, const std::vector<Vec3<real>>& x, bool p
                 }
             }
         }
-    }
-    for (int c = 0, k = 0; c < numColumns; c++)
-    {
-        int slot = columnStart_[c] * c_clusterSize;
-        for (int m = 0; m < columnCount_[c]; m++, k++, slot++)
+        const int firstSlot = columnStart_[c] * c_clusterSize, endSlot = columnStart_[c + 1] * c_clusterSize;
+        for (int slot = firstSlot, m = 0; slot < endSlot; slot++, m++)
         {
-            const int a       = order_[k];
+            const int a       = m < columnCount_[c] ? colAtoms[m] : -1;
             atomOfSlot_[slot] = a;
-            slotOfAtom_[a]    = slot;
-            wrap_[slot]       = wrapOfAtom_[a];
+            wrap_[slot]       = a >= 0 ? wrapOfAtom_[a] : std::array<int, 3>{ 0, 0, 0 };
+            if (a >= 0)
+            {
+                slotOfAtom_[a] = slot;
+            }
         }
-    }
-    for (int ci = 0; ci < numClusters_; ci++)
-    {
-        ClusterBox& b = boxes_[ci];
-        bool        any = false;
-        for (int s = ci * c_clusterSize; s < (ci + 1) * c_clusterSize; s++)
+        for (int ci = columnStart_[c]; ci < columnStart_[c + 1]; ci++)
         {
-            if (atomOfSlot_[s] < 0)
+            ClusterBox& b   = boxes_[ci];
+            bool        any = false;
+            for (int s = ci * c_clusterSize; s < (ci + 1) * c_clusterSize; s++)
             {
-                continue;
+                if (atomOfSlot_[s] < 0)
+                {
+                    continue;
+                }
+                const Vec3<float>& p = xw_[atomOfSlot_[s]];
+                for (int d = 0; d < 3; d++)
+                {
+                    b.lower[d] = any ? std::min(b.lower[d], p[d]) : p[d];
+                    b.upper[d] = any ? std::max(b.upper[d], p[d]) : p[d];
+                }
+                any = true;
             }
-            const Vec3<float>& p = xw_[atomOfSlot_[s]];
-            for (int d = 0; d < 3; d++)
-            {
-                b.lower[d] = any ? std::min(b.lower[d], p[d]) : p[d];
-                b.upper[d] = any ? std::max(b.upper[d], p[d]) : p[d];
-            }
-            any = true;
         }
     }
 }

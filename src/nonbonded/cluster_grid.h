@@ -49,9 +49,11 @@ public:
      * cluster-pair kernel computes a cluster pair as two registers, one per
      * half of the i-cluster: it skips a half without a pair in range and
      * Lennard-Jones in a half without atoms that have it). The cluster's
-     * atoms and box are the same either way. */
+     * atoms and box are the same either way. numThreads: OpenMP threads
+     * for the wrap, the columns' z sorts, slots and boxes (the same grid
+     * for any count). */
     void build(const Box& box, const std::vector<Vec3<real>>& x, bool periodic, int numHome = -1,
-               const uint8_t* leading = nullptr);
+               const uint8_t* leading = nullptr, int numThreads = 1);
     /* 1, or 2 with home and halo layers; the first cluster of the second. */
     int numLayers() const { return numLayers_; }
     int firstHaloCluster() const { return columnStart_[numCol_[0] * numCol_[1]]; }
@@ -104,6 +106,7 @@ private:
     std::vector<int>                   columnOf_;
     std::vector<int>                   columnCount_;
     std::vector<int>                   order_;
+    std::vector<int>                   atomStart_; // the first of each column's atoms in order_
 };
 
 } // namespace putmd

@@ -133,7 +133,7 @@ void ClusterNonbonded::build(const Topology& top, const Box& box, const std::vec
     // outer list is made (peak memory); the next prune allocates it again
     std::vector<ClusterPairI>().swap(innerI_);
     std::vector<ClusterPairJ>().swap(innerJ_);
-    grid_.build(box, x, true, -1, leadingAtoms(top, x.size()));
+    grid_.build(box, x, true, -1, leadingAtoms(top, x.size()), numThreads_);
     list_.search(grid_, box, rlist, top, true, numThreads_);
     markLennardJonesClusters(top);
     list_.partitionJ(clusterLJ_, numThreads_);
@@ -156,12 +156,12 @@ void ClusterNonbonded::buildLocal(const Topology& top, const Box& box, const std
     if (homePairs)
     {
         grid_.build(box, std::vector<Vec3<real>>(x.begin(), x.begin() + numHome), false, -1,
-                    leadingAtoms(top, size_t(numHome)));
+                    leadingAtoms(top, size_t(numHome)), numThreads_);
     }
     else
     {
         // home and halo atoms in separate layers: no cluster mixes them
-        grid_.build(box, x, false, numHome, leadingAtoms(top, x.size()));
+        grid_.build(box, x, false, numHome, leadingAtoms(top, x.size()), numThreads_);
     }
     list_.search(grid_, box, rlist, top, false, numThreads_, &filter);
     markLennardJonesClusters(top);
@@ -440,7 +440,7 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
 {
     if (pendingPairs_)
     {
-        grid_.build(box, x, false, -1, leadingAtoms(top, x.size()));
+        grid_.build(box, x, false, -1, leadingAtoms(top, x.size()), numThreads_);
         list_.fromPairs(grid_, pairStart_, pairJ_);
         markLennardJonesClusters(top);
         list_.partitionJ(clusterLJ_, numThreads_);

@@ -264,6 +264,94 @@ TEST(ClusterPairList, PartitionPutsUnflaggedJClustersFirstInOrder)
     EXPECT_GT(moved, 0);
 }
 
+/* The grid built by threads (a counting sort into columns, each column
+ * sorted by z on some thread) is the grid of one thread, and its columns
+ * hold their atoms by z, ties in index order; the pair list searched by
+ * threads (twice: a search reuses the last one's storage) is the list of
+ * one thread. */
+TEST(ClusterGrid, ThreadsBuildTheSameGridAndSearchTheSameList)
+{
+    const System s   = load("water-spce-3k");
+    const Box&   box = s.in.coordinates.box;
+    std::vector<uint8_t> lead(s.x.size());
+    for (size_t a = 0; a < lead.size(); a++)
+    {
+        lead[a] = a % 3 == 0;
+    }
+    for (const uint8_t* leading : { static_cast<const uint8_t*>(nullptr), static_cast<const uint8_t*>(lead.data()) })
+    {
+        ClusterGrid one, three;
+        one.build(box, s.x, true, -1, leading, 1);
+        three.build(box, s.x, true, -1, leading, 3);
+        ASSERT_EQ(three.numClusters(), one.numClusters());
+        EXPECT_EQ(three.atomOfSlot(), one.atomOfSlot());
+        EXPECT_EQ(three.slotOfAtom(), one.slotOfAtom());
+        EXPECT_EQ(three.wrapOfSlot(), one.wrapOfSlot());
+        EXPECT_EQ(three.columnStart(), one.columnStart());
+        for (int c = 0; c < one.numClusters(); c++)
+        {
+            for (int d = 0; d < 3; d++)
+            {
+                ASSERT_EQ(three.boxes()[c].lower[d], one.boxes()[c].lower[d]);
+                ASSERT_EQ(three.boxes()[c].upper[d], one.boxes()[c].upper[d]);
+            }
+        }
+        if (leading)
+        {
+            continue;
+        }
+        // without flags: each column's atoms by z, ties by index
+        auto z = [&](int a) {
+            DVec f = box.toFractional(DVec(s.x[a]));
+            for (int d = 0; d < 3; d++)
+            {
+                f[d] -= std::floor(f[d]);
+            }
+            return Vec3<float>(box.fromFractional(f)).z;
+        };
+        const auto& start = three.columnStart();
+        for (size_t col = 0; col + 1 < start.size(); col++)
+        {
+            int previous = -1;
+            for (int slot = start[col] * c_clusterSize; slot < start[col + 1] * c_clusterSize; slot++)
+            {
+                const int a = three.atomOfSlot()[slot];
+                if (a < 0)
+                {
+                    continue;
+                }
+                if (previous >= 0)
+                {
+                    ASSERT_TRUE(z(previous) < z(a) || (z(previous) == z(a) && previous < a)) << "column " << col;
+                }
+                previous = a;
+            }
+        }
+    }
+    // two searches each
+    ClusterGrid grid;
+    grid.build(box, s.x, true, -1, nullptr, 1);
+    ClusterPairList listOne, listThree;
+    for (int search = 0; search < 2; search++)
+    {
+        listOne.search(grid, box, 1.1, s.in.topology, true, 1);
+        listThree.search(grid, box, 1.1, s.in.topology, true, 3);
+        ASSERT_EQ(listThree.iEntries().size(), listOne.iEntries().size()) << "search " << search;
+        ASSERT_EQ(listThree.jEntries().size(), listOne.jEntries().size()) << "search " << search;
+        for (size_t ie = 0; ie < listOne.iEntries().size(); ie++)
+        {
+            const ClusterPairI &a = listOne.iEntries()[ie], &b = listThree.iEntries()[ie];
+            ASSERT_TRUE(a.ci == b.ci && a.shift == b.shift && a.jBegin == b.jBegin && a.jEnd == b.jEnd)
+                    << "search " << search << " i-entry " << ie;
+        }
+        for (size_t k = 0; k < listOne.jEntries().size(); k++)
+        {
+            ASSERT_EQ(listThree.jEntries()[k].cj, listOne.jEntries()[k].cj) << "search " << search;
+            ASSERT_EQ(listThree.jEntries()[k].mask, listOne.jEntries()[k].mask) << "search " << search;
+        }
+    }
+}
+
 /* With the kernels' Lennard-Jones flags, a cluster keeps its atoms and box;
  * a full cluster's halves (slots 0-1, 2-3) are the pairing of its four
  * atoms with the fewest halves holding a flagged atom and, among those, the
