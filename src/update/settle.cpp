@@ -185,33 +185,50 @@ DVec solveSymmetric3(const double t[3][3], const DVec& b)
 /* A block of waters in structure-of-arrays form for the vectorised
  * SETTLE: the same arithmetic as relativeToCom, makeFrame and
  * settleDisplacements, written without branches (a lane that fails is
- * flagged and redone by the scalar code, which names the water). */
-constexpr int c_settleBlock = 8;
+ * flagged and redone by the scalar code, which names the water), in the
+ * build's precision: float in the mixed build (16 lanes, as GROMACS's
+ * mixed-precision SETTLE, at twice the lanes per instruction of double),
+ * double in the double build (8 lanes, the plain twin's arithmetic). */
+constexpr int c_settleBlock = 64 / int(sizeof(real));
 
 struct SettleBlock
 {
     // inputs: H1 and H2 relative to O, at the start (b, c) and now (bp, cp)
-    double bx[c_settleBlock], by[c_settleBlock], bz[c_settleBlock];
-    double cx[c_settleBlock], cy[c_settleBlock], cz[c_settleBlock];
-    double bpx[c_settleBlock], bpy[c_settleBlock], bpz[c_settleBlock];
-    double cpx[c_settleBlock], cpy[c_settleBlock], cpz[c_settleBlock];
+    real bx[c_settleBlock], by[c_settleBlock], bz[c_settleBlock];
+    real cx[c_settleBlock], cy[c_settleBlock], cz[c_settleBlock];
+    real bpx[c_settleBlock], bpy[c_settleBlock], bpz[c_settleBlock];
+    real cpx[c_settleBlock], cpy[c_settleBlock], cpz[c_settleBlock];
     // outputs: displacements of O, H1, H2; the start positions relative to
     // the centre of mass (for the virial); whether the lane succeeded
-    double d[3][3][c_settleBlock];
-    double old[3][3][c_settleBlock];
-    double ok[c_settleBlock]; // > 0: the lane succeeded
+    real d[3][3][c_settleBlock];
+    real old[3][3][c_settleBlock];
+    real ok[c_settleBlock]; // > 0: the lane succeeded
 };
 
 /* Value selects (std::max returns a reference, which kept GCC from
  * vectorising the loop). */
-inline double greater(double a, double b)
+inline real greater(real a, real b)
 {
     return a > b ? a : b;
 }
-inline double smaller(double a, double b)
+inline real smaller(real a, real b)
 {
     return a < b ? a : b;
 }
+
+/* s rounded to the nearest integer in the build's precision (as
+ * detail::roundNearest for double: adding and removing 1.5 2^52, or 1.5
+ * 2^23 for float, leaves no fraction bits; larger values are whole). */
+inline real roundNearestReal(real s)
+{
+    constexpr real magic = sizeof(real) == 4 ? real(12582912.0) : real(6755399441055744.0);
+    constexpr real whole = sizeof(real) == 4 ? real(4194304.0) : real(2251799813685248.0);
+    return (s < 0 ? -s : s) < whole ? (s + magic) - magic : s;
+}
+
+// a positive value far below any squared length or cosine met here (the
+// clamps under the square roots and the divisions; 1e-300 is no float)
+constexpr real c_tiny = sizeof(real) == 4 ? real(1e-30) : real(1e-300);
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 // one copy per instruction set, chosen when the program starts (GCC's
@@ -226,86 +243,86 @@ inline double smaller(double a, double b)
  * over the block's lanes at once instead of per vector in the gather. All
  * c_settleBlock lanes (a fixed count: straight-line vector code); lanes
  * past the block's waters hold earlier blocks' values or zeros. */
-PUTMD_SETTLE_CLONES void minimumImageBlock(SettleBlock& w, const double (&len)[3], const double (&inv)[3])
+PUTMD_SETTLE_CLONES void minimumImageBlock(SettleBlock& w, const real (&len)[3], const real (&inv)[3])
 {
     constexpr int n = c_settleBlock;
-    double* const v[12] = { w.bx, w.by, w.bz, w.cx, w.cy, w.cz, w.bpx, w.bpy, w.bpz, w.cpx, w.cpy, w.cpz };
+    real* const   v[12] = { w.bx, w.by, w.bz, w.cx, w.cy, w.cz, w.bpx, w.bpy, w.bpz, w.cpx, w.cpy, w.cpz };
     for (int k = 0; k < 12; k++)
     {
-        double* const a = v[k];
-        const double  L = len[k % 3], I = inv[k % 3];
+        real* const a = v[k];
+        const real  L = len[k % 3], I = inv[k % 3];
         for (int l = 0; l < n; l++)
         {
-            a[l] -= detail::roundNearest(a[l] * I) * L;
+            a[l] -= roundNearestReal(a[l] * I) * L;
         }
     }
 }
 
 PUTMD_SETTLE_CLONES void settleBlock(const SettleParameters& p, SettleBlock& w, int n)
 {
-    const double wH = p.mH / (p.mO + 2 * p.mH);
-    const double mO = p.mO, mH = p.mH, ra = p.ra, rb = p.rb, rc = p.rc;
+    const real wH = real(p.mH / (p.mO + 2 * p.mH));
+    const real mO = real(p.mO), mH = real(p.mH), ra = real(p.ra), rb = real(p.rb), rc = real(p.rc);
 #pragma omp simd
     for (int k = 0; k < n; k++)
     {
         // relative to the centre of mass, old and new
-        const double gx = (w.bx[k] + w.cx[k]) * wH, gy = (w.by[k] + w.cy[k]) * wH, gz = (w.bz[k] + w.cz[k]) * wH;
-        const double o0x = -gx, o0y = -gy, o0z = -gz;
-        const double o1x = w.bx[k] - gx, o1y = w.by[k] - gy, o1z = w.bz[k] - gz;
-        const double o2x = w.cx[k] - gx, o2y = w.cy[k] - gy, o2z = w.cz[k] - gz;
-        const double hx = (w.bpx[k] + w.cpx[k]) * wH, hy = (w.bpy[k] + w.cpy[k]) * wH, hz = (w.bpz[k] + w.cpz[k]) * wH;
-        const double n0x = -hx, n0y = -hy, n0z = -hz;
-        const double n1x = w.bpx[k] - hx, n1y = w.bpy[k] - hy, n1z = w.bpz[k] - hz;
-        const double n2x = w.cpx[k] - hx, n2y = w.cpy[k] - hy, n2z = w.cpz[k] - hz;
+        const real gx = (w.bx[k] + w.cx[k]) * wH, gy = (w.by[k] + w.cy[k]) * wH, gz = (w.bz[k] + w.cz[k]) * wH;
+        const real o0x = -gx, o0y = -gy, o0z = -gz;
+        const real o1x = w.bx[k] - gx, o1y = w.by[k] - gy, o1z = w.bz[k] - gz;
+        const real o2x = w.cx[k] - gx, o2y = w.cy[k] - gy, o2z = w.cz[k] - gz;
+        const real hx = (w.bpx[k] + w.cpx[k]) * wH, hy = (w.bpy[k] + w.cpy[k]) * wH, hz = (w.bpz[k] + w.cpz[k]) * wH;
+        const real n0x = -hx, n0y = -hy, n0z = -hz;
+        const real n1x = w.bpx[k] - hx, n1y = w.bpy[k] - hy, n1z = w.bpz[k] - hz;
+        const real n2x = w.cpx[k] - hx, n2y = w.cpy[k] - hy, n2z = w.cpz[k] - hz;
         // frame: Z' normal to the old plane, X' normal to Z' and new O
-        const double e1x = o1x - o0x, e1y = o1y - o0y, e1z = o1z - o0z;
-        const double e2x = o2x - o0x, e2y = o2y - o0y, e2z = o2z - o0z;
-        double       zx = e1y * e2z - e1z * e2y, zy = e1z * e2x - e1x * e2z, zz = e1x * e2y - e1y * e2x;
-        const double zn2 = zx * zx + zy * zy + zz * zz;
-        const double zinv = 1 / std::sqrt(greater(zn2, 1e-300));
+        const real e1x = o1x - o0x, e1y = o1y - o0y, e1z = o1z - o0z;
+        const real e2x = o2x - o0x, e2y = o2y - o0y, e2z = o2z - o0z;
+        real         zx = e1y * e2z - e1z * e2y, zy = e1z * e2x - e1x * e2z, zz = e1x * e2y - e1y * e2x;
+        const real zn2 = zx * zx + zy * zy + zz * zz;
+        const real zinv = 1 / std::sqrt(greater(zn2, c_tiny));
         zx *= zinv;
         zy *= zinv;
         zz *= zinv;
-        double       xx = n0y * zz - n0z * zy, xy = n0z * zx - n0x * zz, xz = n0x * zy - n0y * zx;
-        const double xn2 = xx * xx + xy * xy + xz * xz;
-        const double xinv = 1 / std::sqrt(greater(xn2, 1e-300));
+        real         xx = n0y * zz - n0z * zy, xy = n0z * zx - n0x * zz, xz = n0x * zy - n0y * zx;
+        const real xn2 = xx * xx + xy * xy + xz * xz;
+        const real xinv = 1 / std::sqrt(greater(xn2, c_tiny));
         xx *= xinv;
         xy *= xinv;
         xz *= xinv;
-        const double yx = zy * xz - zz * xy, yy = zz * xx - zx * xz, yz = zx * xy - zy * xx;
+        const real yx = zy * xz - zz * xy, yy = zz * xx - zx * xz, yz = zx * xy - zy * xx;
         // into the frame
-        const double a0x = xx * o0x + xy * o0y + xz * o0z, a0y = yx * o0x + yy * o0y + yz * o0z;
-        const double a1x = xx * o1x + xy * o1y + xz * o1z, a1y = yx * o1x + yy * o1y + yz * o1z;
-        const double a2x = xx * o2x + xy * o2y + xz * o2z, a2y = yx * o2x + yy * o2y + yz * o2z;
-        const double c0x = xx * n0x + xy * n0y + xz * n0z, c0y = yx * n0x + yy * n0y + yz * n0z, c0z = zx * n0x + zy * n0y + zz * n0z;
-        const double c1x = xx * n1x + xy * n1y + xz * n1z, c1y = yx * n1x + yy * n1y + yz * n1z, c1z = zx * n1x + zy * n1y + zz * n1z;
-        const double c2x = xx * n2x + xy * n2y + xz * n2z, c2y = yx * n2x + yy * n2y + yz * n2z, c2z = zx * n2x + zy * n2y + zz * n2z;
-        const double sinPhi  = c0z / ra;
-        const double cos2Phi = 1 - sinPhi * sinPhi;
-        const double cosPhi  = std::sqrt(greater(cos2Phi, 1e-300));
-        const double sinPsi  = (c1z - c2z) / (2 * rc * cosPhi);
-        const double cos2Psi = 1 - sinPsi * sinPsi;
-        const double cosPsi  = std::sqrt(greater(cos2Psi, 1e-300));
+        const real a0x = xx * o0x + xy * o0y + xz * o0z, a0y = yx * o0x + yy * o0y + yz * o0z;
+        const real a1x = xx * o1x + xy * o1y + xz * o1z, a1y = yx * o1x + yy * o1y + yz * o1z;
+        const real a2x = xx * o2x + xy * o2y + xz * o2z, a2y = yx * o2x + yy * o2y + yz * o2z;
+        const real c0x = xx * n0x + xy * n0y + xz * n0z, c0y = yx * n0x + yy * n0y + yz * n0z, c0z = zx * n0x + zy * n0y + zz * n0z;
+        const real c1x = xx * n1x + xy * n1y + xz * n1z, c1y = yx * n1x + yy * n1y + yz * n1z, c1z = zx * n1x + zy * n1y + zz * n1z;
+        const real c2x = xx * n2x + xy * n2y + xz * n2z, c2y = yx * n2x + yy * n2y + yz * n2z, c2z = zx * n2x + zy * n2y + zz * n2z;
+        const real sinPhi  = c0z / ra;
+        const real cos2Phi = 1 - sinPhi * sinPhi;
+        const real cosPhi  = std::sqrt(greater(cos2Phi, c_tiny));
+        const real sinPsi  = (c1z - c2z) / (2 * rc * cosPhi);
+        const real cos2Psi = 1 - sinPsi * sinPsi;
+        const real cosPsi  = std::sqrt(greater(cos2Psi, c_tiny));
         // canonical triangle tilted by psi about Y', then phi about X'
-        const double r0x = 0, r0y = ra * cosPhi, r0z = ra * sinPhi;
-        const double r1x = -rc * cosPsi, r1y = -rb * cosPhi - rc * sinPsi * sinPhi, r1z = -rb * sinPhi + rc * sinPsi * cosPhi;
-        const double r2x = rc * cosPsi, r2y = -rb * cosPhi + rc * sinPsi * sinPhi, r2z = -rb * sinPhi - rc * sinPsi * cosPhi;
-        const double alpha = mO * (a0x * r0x + a0y * r0y) + mH * (a1x * r1x + a1y * r1y) + mH * (a2x * r2x + a2y * r2y);
-        const double beta  = mO * (a0x * r0y - a0y * r0x) + mH * (a1x * r1y - a1y * r1x) + mH * (a2x * r2y - a2y * r2x);
-        const double gamma = mO * (a0x * c0y - a0y * c0x) + mH * (a1x * c1y - a1y * c1x) + mH * (a2x * c2y - a2y * c2x);
-        const double r2    = alpha * alpha + beta * beta;
-        const double disc  = r2 - gamma * gamma;
-        const double sq    = std::sqrt(greater(disc, 0.0));
-        const double inv   = 1 / greater(r2, 1e-300);
-        const double sinT  = (alpha * gamma - beta * sq) * inv;
-        const double cosT  = (beta * gamma + alpha * sq) * inv;
+        const real r0x = 0, r0y = ra * cosPhi, r0z = ra * sinPhi;
+        const real r1x = -rc * cosPsi, r1y = -rb * cosPhi - rc * sinPsi * sinPhi, r1z = -rb * sinPhi + rc * sinPsi * cosPhi;
+        const real r2x = rc * cosPsi, r2y = -rb * cosPhi + rc * sinPsi * sinPhi, r2z = -rb * sinPhi - rc * sinPsi * cosPhi;
+        const real alpha = mO * (a0x * r0x + a0y * r0y) + mH * (a1x * r1x + a1y * r1y) + mH * (a2x * r2x + a2y * r2y);
+        const real beta  = mO * (a0x * r0y - a0y * r0x) + mH * (a1x * r1y - a1y * r1x) + mH * (a2x * r2y - a2y * r2x);
+        const real gamma = mO * (a0x * c0y - a0y * c0x) + mH * (a1x * c1y - a1y * c1x) + mH * (a2x * c2y - a2y * c2x);
+        const real r2    = alpha * alpha + beta * beta;
+        const real disc  = r2 - gamma * gamma;
+        const real sq    = std::sqrt(greater(disc, real(0)));
+        const real inv   = 1 / greater(r2, c_tiny);
+        const real sinT  = (alpha * gamma - beta * sq) * inv;
+        const real cosT  = (beta * gamma + alpha * sq) * inv;
         // failed when any of these is not positive (NaN included)
         w.ok[k] = smaller(smaller(smaller(zn2, xn2), smaller(cos2Phi, cos2Psi)),
-                           smaller(smaller(r2, disc + 1e-300), cosT));
+                           smaller(smaller(r2, disc + c_tiny), cosT));
         // rotated by theta about Z', minus the unconstrained, back out
-        const double f0x = r0x * cosT - r0y * sinT - c0x, f0y = r0x * sinT + r0y * cosT - c0y, f0z = r0z - c0z;
-        const double f1x = r1x * cosT - r1y * sinT - c1x, f1y = r1x * sinT + r1y * cosT - c1y, f1z = r1z - c1z;
-        const double f2x = r2x * cosT - r2y * sinT - c2x, f2y = r2x * sinT + r2y * cosT - c2y, f2z = r2z - c2z;
+        const real f0x = r0x * cosT - r0y * sinT - c0x, f0y = r0x * sinT + r0y * cosT - c0y, f0z = r0z - c0z;
+        const real f1x = r1x * cosT - r1y * sinT - c1x, f1y = r1x * sinT + r1y * cosT - c1y, f1z = r1z - c1z;
+        const real f2x = r2x * cosT - r2y * sinT - c2x, f2y = r2x * sinT + r2y * cosT - c2y, f2z = r2z - c2z;
         w.d[0][0][k] = xx * f0x + yx * f0y + zx * f0z;
         w.d[0][1][k] = xy * f0x + yy * f0y + zy * f0z;
         w.d[0][2][k] = xz * f0x + yz * f0y + zz * f0z;
@@ -365,15 +382,15 @@ void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std
             double       vir[3][3] = {};
             const size_t begin = settles_.size() * t / nt, end = settles_.size() * (t + 1) / nt;
             // blocks of up to c_settleBlock waters of one parameter set:
-            // gathered (minimum images in double), solved by the
-            // vectorised block, scattered in water order
+            // gathered (minimum images in the build's precision), solved
+            // by the vectorised block, scattered in water order
             SettleBlock block{}; // zeros: minimumImageBlock reads every lane
             size_t      members[c_settleBlock];
             const bool   rectangular = !pbc.box().isTriclinic();
             const auto&  bv          = pbc.box().vectors();
             const auto&  bi          = pbc.box().inverse();
-            const double len[3]      = { bv(0, 0), bv(1, 1), bv(2, 2) };
-            const double inv[3]      = { bi(0, 0), bi(1, 1), bi(2, 2) };
+            const real   len[3]      = { real(bv(0, 0)), real(bv(1, 1)), real(bv(2, 2)) };
+            const real   inv[3]      = { real(bi(0, 0)), real(bi(1, 1)), real(bi(2, 2)) };
             for (size_t k = begin; k < end && !vectorised_; k++)
             {
                 // the plain twin: one water at a time, with branches
@@ -415,13 +432,14 @@ void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std
                 {
                     const size_t  k  = k0 + n;
                     const Settle& st = settles_[k];
-                    const DVec    xo = DVec(x[st.o]), xpo = DVec(xprime[st.o]);
+                    const RVec    xo = x[st.o], xpo = xprime[st.o];
                     // rectangular: the raw differences here, their minimum
-                    // image below for the whole block
-                    const DVec b  = rectangular ? DVec(x[st.h1]) - xo : pbc.dx(DVec(x[st.h1]), xo);
-                    const DVec c  = rectangular ? DVec(x[st.h2]) - xo : pbc.dx(DVec(x[st.h2]), xo);
-                    const DVec bp = rectangular ? DVec(xprime[st.h1]) - xpo : pbc.dx(DVec(xprime[st.h1]), xpo);
-                    const DVec cp = rectangular ? DVec(xprime[st.h2]) - xpo : pbc.dx(DVec(xprime[st.h2]), xpo);
+                    // image below for the whole block (in the build's
+                    // precision, as the block)
+                    const RVec b  = rectangular ? x[st.h1] - xo : pbc.dx(x[st.h1], xo);
+                    const RVec c  = rectangular ? x[st.h2] - xo : pbc.dx(x[st.h2], xo);
+                    const RVec bp = rectangular ? xprime[st.h1] - xpo : pbc.dx(xprime[st.h1], xpo);
+                    const RVec cp = rectangular ? xprime[st.h2] - xpo : pbc.dx(xprime[st.h2], xpo);
                     block.bx[n] = b.x, block.by[n] = b.y, block.bz[n] = b.z;
                     block.cx[n] = c.x, block.cy[n] = c.y, block.cz[n] = c.z;
                     block.bpx[n] = bp.x, block.bpy[n] = bp.y, block.bpz[n] = bp.z;
@@ -448,6 +466,8 @@ void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std
                     for (int a = 0; a < 3; a++)
                     {
                         const DVec disp(block.d[a][0][l], block.d[a][1][l], block.d[a][2][l]);
+                        // one rounding to the build's precision (a float sum
+                        // is exact in double)
                         xprime[atoms[a]] = RVec(DVec(xprime[atoms[a]]) + disp);
                         if (v)
                         {

@@ -13,7 +13,10 @@
  * gamma. The root with cos(theta) > 0 is the small rotation. Both hydrogens
  * must have the same mass.
  *
- * The displacement is computed in double, added to x', and divided by dt
+ * The displacement is computed in the build's precision by the vectorised
+ * blocks (float in the mixed build, as GROMACS's mixed-precision SETTLE;
+ * double in the double build) and in double by the plain twin, one water
+ * at a time (setVectorised(false)); it is added to x', and divided by dt
  * for the velocity; the virial is -0.5 sum_a r0_a (x) m_a disp_a / dt^2 with
  * r0 the start-of-step positions made whole around the oxygen (the same
  * value as the per-constraint form of LINCS and SHAKE, since the forces are
