@@ -142,36 +142,50 @@ BondConstraintSet makeBondConstraintSet(const std::vector<Constraint>& list, con
     return s;
 }
 
-ConstraintGeometry gatherGeometry(const BondConstraintSet& s, const std::vector<RVec>& x,
-                                  const std::vector<RVec>& xprime, const Pbc& pbc, const AtomNames& names)
+void gatherGeometry(const BondConstraintSet& s, const std::vector<RVec>& x, const std::vector<RVec>& xprime,
+                    const Pbc& pbc, const AtomNames& names, ConstraintGeometry& g, int numThreads)
 {
-    ConstraintGeometry g;
-    g.xp.resize(s.atom.size());
-    for (size_t a = 0; a < s.atom.size(); a++)
-    {
-        g.xp[a] = DVec(xprime[s.atom[a]]);
-    }
-    const int n = s.size();
+    const int na = static_cast<int>(s.atom.size());
+    const int n  = s.size();
+    g.xp.resize(na);
     g.oldVec.resize(n);
     g.oldLength.resize(n);
     g.dir.resize(n);
     g.shift.resize(n);
-    for (int c = 0; c < n; c++)
+    // threads for a thousand constraints or more each; the first bad
+    // constraint (lowest index) is reported, as by one thread
+    const int nt    = std::max(1, std::min(numThreads, n / 1024));
+    int       first = n;
+#pragma omp parallel num_threads(nt) reduction(min : first)
     {
-        const int gi = s.globalI(c);
-        const int gj = s.globalJ(c);
-        g.oldVec[c]  = pbc.dx(DVec(x[gi]), DVec(x[gj]));
-        g.oldLength[c] = norm(g.oldVec[c]);
-        if (!(g.oldLength[c] > 0) || !std::isfinite(g.oldLength[c]))
+#pragma omp for schedule(static)
+        for (int a = 0; a < na; a++)
         {
-            throw ConstraintError("constraint between " + names.describe(gi) + " and " + names.describe(gj)
-                                  + ": the two atoms coincide (or are not finite) at the start of the step");
+            g.xp[a] = DVec(xprime[s.atom[a]]);
         }
-        g.dir[c]      = g.oldVec[c] * (1 / g.oldLength[c]);
-        const DVec d  = g.xp[s.ai[c]] - g.xp[s.aj[c]];
-        g.shift[c]    = pbc.dx(g.xp[s.ai[c]], g.xp[s.aj[c]]) - d;
+#pragma omp for schedule(static)
+        for (int c = 0; c < n; c++)
+        {
+            const int gi   = s.globalI(c);
+            const int gj   = s.globalJ(c);
+            g.oldVec[c]    = pbc.dx(DVec(x[gi]), DVec(x[gj]));
+            g.oldLength[c] = norm(g.oldVec[c]);
+            if (!(g.oldLength[c] > 0) || !std::isfinite(g.oldLength[c]))
+            {
+                first = std::min(first, c);
+                continue;
+            }
+            g.dir[c]     = g.oldVec[c] * (1 / g.oldLength[c]);
+            const DVec d = g.xp[s.ai[c]] - g.xp[s.aj[c]];
+            g.shift[c]   = pbc.dx(g.xp[s.ai[c]], g.xp[s.aj[c]]) - d;
+        }
     }
-    return g;
+    if (first < n)
+    {
+        throw ConstraintError("constraint between " + names.describe(s.globalI(first)) + " and "
+                              + names.describe(s.globalJ(first))
+                              + ": the two atoms coincide (or are not finite) at the start of the step");
+    }
 }
 
 void addConstraintVirial(const DVec& oldVec, const DVec& dir, double mu, double invDt2, Matrix3& virial)

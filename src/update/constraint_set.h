@@ -90,9 +90,11 @@ struct ConstraintGeometry
     DVec current(const BondConstraintSet& s, int c) const { return xp[s.ai[c]] - xp[s.aj[c]] + shift[c]; }
 };
 
-/* Throws ConstraintError when the two atoms of a constraint coincide in x. */
-ConstraintGeometry gatherGeometry(const BondConstraintSet& s, const std::vector<RVec>& x,
-                                  const std::vector<RVec>& xprime, const Pbc& pbc, const AtomNames& names);
+/* Fills g (its arrays reused from call to call) with up to numThreads
+ * OpenMP threads. Throws ConstraintError when the two atoms of a
+ * constraint coincide in x (the lowest such constraint). */
+void gatherGeometry(const BondConstraintSet& s, const std::vector<RVec>& x, const std::vector<RVec>& xprime,
+                    const Pbc& pbc, const AtomNames& names, ConstraintGeometry& g, int numThreads = 1);
 
 /* Writes the solver's positions into xprime, corrects v by the displacement
  * / dt and adds the virial of the multipliers mu (see the file comment). */

@@ -24,6 +24,8 @@
  */
 #include "update/constraints.h"
 
+#include <omp.h>
+
 #include <algorithm>
 
 #include "update/constraint_set.h"
@@ -42,6 +44,8 @@ struct Constraints::Impl
     AtomNames          names;
     SettleSet          settles;
     BondConstraintSet  bonds;
+    LincsCache         lincs;    // the set's triangles and atoms' constraints, work arrays
+    ConstraintGeometry geometry; // the arrays of gatherGeometry, reused
 };
 
 namespace
@@ -136,12 +140,14 @@ void Constraints::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, s
     {
         return;
     }
-    ConstraintGeometry  g = gatherGeometry(bonds, x, xprime, pbc, impl_->names);
+    const int           threads = omp_get_max_threads(); // OpenMP's count (-nt), as SETTLE
+    ConstraintGeometry& g       = impl_->geometry;
+    gatherGeometry(bonds, x, xprime, pbc, impl_->names, g, threads);
     std::vector<double> mu(bonds.size(), 0.0);
     const auto&         s = impl_->settings;
     if (s.algorithm == ConstraintAlgorithm::Lincs)
     {
-        applyLincs(bonds, g, s.lincsOrder, s.lincsIter, mu, impl_->names);
+        applyLincs(bonds, g, s.lincsOrder, s.lincsIter, mu, impl_->names, impl_->lincs, threads);
     }
     else
     {

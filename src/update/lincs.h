@@ -31,9 +31,29 @@
 namespace putmd::constraint_detail
 {
 
+/* What applyLincs keeps between calls: what depends on the set only (the
+ * rigid triangles, each atom's constraints), made again when the set
+ * changes, and the work arrays. */
+struct LincsCache
+{
+    const BondConstraintSet* set = nullptr;
+    int                      size = -1;
+    size_t                   couplings = 0;
+    // constraints in rigid triangles and, parallel to coupled, whether a
+    // coupling joins two constraints of one triangle
+    std::vector<int>  triangles;
+    std::vector<char> inTriangle;
+    // per local atom (CSR): 2 c (its constraint c's first atom) or 2 c + 1
+    std::vector<int>    atomStart, atomConstraint;
+    std::vector<double> s;   // 1 / sqrt(1/m_i + 1/m_j)
+    std::vector<double> a;   // coupling matrix A, parallel to BondConstraintSet::coupled
+    std::vector<double> rhs, sol, tmp, m;
+};
+
 /* Moves g.xp onto the constraints; adds the multipliers to mu (see
- * constraint_set.h for their sign). */
+ * constraint_set.h for their sign). Up to numThreads OpenMP threads, by
+ * constraint and by atom: the same result for any count. */
 void applyLincs(const BondConstraintSet& s, ConstraintGeometry& g, int order, int numIter, std::vector<double>& mu,
-                const AtomNames& names);
+                const AtomNames& names, LincsCache& cache, int numThreads = 1);
 
 } // namespace putmd::constraint_detail

@@ -7,11 +7,14 @@
  * virial from the displacements) or against a second algorithm. */
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
 #include <cmath>
 #include <random>
 #include <string>
 
 #include "core/units.h"
+#include "update/constraint_set.h"
 #include "update/constraints.h"
 #include "update/settle.h"
 
@@ -463,6 +466,70 @@ TEST(Lincs, AccuracyFollowsOrderAndIterations)
         // an ordinary MD step (~0.002 nm) with the GROMACS defaults
         EXPECT_LT(maxDeviation(s, constrain(s, lincs(4, 1), perturbed(s.x, 0.002, seed)).xp), 5e-5);
     }
+}
+
+/* LINCS by threads (over constraints, and over atoms for the corrections)
+ * gives the one-thread result bit for bit: 224 molecules with rigid
+ * triangles and shared atoms (3,248 constraints, so that three threads each
+ * take a share of at least 1,024), split over the box faces. */
+TEST(Lincs, ThreadsGiveTheOneThreadResultBitForBit)
+{
+    std::mt19937 rng(21);
+    TestSystem   s;
+    std::uniform_real_distribution<double> u(0, 1);
+    const Matrix3& b = s.box.vectors();
+    for (int m = 0; m < 224; m++)
+    {
+        const double f[3] = { m % 4 == 0 ? 0.995 : u(rng), u(rng), m % 5 == 0 ? 0.005 : u(rng) };
+        addTree(s, m % 2 ? hexane() : branched(), b.row(0) * f[0] + b.row(1) * f[1] + b.row(2) * f[2], rng);
+    }
+    s.wrap();
+    ASSERT_GE(s.top.constraints.size(), 3u * 1024);
+    const auto   xp      = perturbed(s.x, 0.01, 23);
+    const int    saved   = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const Result one = constrain(s, lincs(4, 1), xp);
+    omp_set_num_threads(3);
+    const Result three = constrain(s, lincs(4, 1), xp);
+    omp_set_num_threads(saved);
+    EXPECT_LT(maxDeviation(s, one.xp), 1e-3);
+    ASSERT_GT(maxDifference(one.xp, xp), 1e-3);
+    EXPECT_EQ(maxDifference(three.xp, one.xp), 0);
+    EXPECT_EQ(maxDifference(three.v, one.v), 0);
+    for (int r = 0; r < 3; r++)
+    {
+        for (int c = 0; c < 3; c++)
+        {
+            EXPECT_EQ(three.virial(r, c), one.virial(r, c)) << r << c;
+        }
+    }
+    // two constraints whose atoms coincide at the start, in different
+    // threads' shares: the error names the first, as one thread does
+    const auto&        cons  = s.top.constraints;
+    const size_t       early = 5, late = cons.size() - 5;
+    std::vector<RVec> x = s.x;
+    x[cons[early].j] = x[cons[early].i];
+    x[cons[late].j]  = x[cons[late].i];
+    TestSystem broken = s;
+    broken.x          = x;
+    const constraint_detail::AtomNames names(s.top);
+    for (int threads : { 1, 3 })
+    {
+        omp_set_num_threads(threads);
+        try
+        {
+            constrain(broken, lincs(4, 1), xp);
+            ADD_FAILURE() << "no error with " << threads << " threads";
+        }
+        catch (const ConstraintError& e)
+        {
+            const std::string what = e.what();
+            EXPECT_NE(what.find("coincide"), std::string::npos) << what;
+            EXPECT_NE(what.find(names.describe(cons[early].i)), std::string::npos) << what;
+            EXPECT_NE(what.find(names.describe(cons[early].j)), std::string::npos) << what;
+        }
+    }
+    omp_set_num_threads(saved);
 }
 
 TEST(Lincs, AgreesWithShake)
