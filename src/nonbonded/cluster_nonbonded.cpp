@@ -134,6 +134,7 @@ void ClusterNonbonded::build(const Topology& top, const Box& box, const std::vec
     std::vector<ClusterPairI>().swap(innerI_);
     std::vector<ClusterPairJ>().swap(innerJ_);
     grid_.build(box, x, true, -1, leadingAtoms(top, x.size()), numThreads_);
+    gridVersion_++;
     list_.search(grid_, box, rlist, top, true, numThreads_);
     markLennardJonesClusters(top);
     list_.partitionJ(clusterLJ_, numThreads_);
@@ -163,6 +164,7 @@ void ClusterNonbonded::buildLocal(const Topology& top, const Box& box, const std
         // home and halo atoms in separate layers: no cluster mixes them
         grid_.build(box, x, false, numHome, leadingAtoms(top, x.size()), numThreads_);
     }
+    gridVersion_++;
     list_.search(grid_, box, rlist, top, false, numThreads_, &filter);
     markLennardJonesClusters(top);
     list_.partitionJ(clusterLJ_, numThreads_);
@@ -344,30 +346,54 @@ void ClusterNonbonded::fillCoordinates(const Box& box, const std::vector<Vec3<re
     x_.resize(ns);
     y_.resize(ns);
     z_.resize(ns);
+    // each slot's lattice shift in the build's precision, made again when
+    // the grid or the box changes (every step under pressure coupling,
+    // once per search otherwise): the per-step loop is then one
+    // subtraction per coordinate, without a branch or the double products
+    // it had for the wrapped slots (the same values: x - 0 is x)
+    bool sameBox = shiftBoxSet_ && shiftListVersion_ == gridVersion_;
+    for (int r = 0; r < 3 && sameBox; r++)
+    {
+        for (int c = 0; c < 3; c++)
+        {
+            sameBox = sameBox && b(r, c) == shiftBox_(r, c);
+        }
+    }
     // every step: threaded (serial, the other threads waited ~0.1 ms per
     // step of rnase)
     const int nt = std::max(1, std::min(numThreads_, ns / 1024 + 1));
+    if (!sameBox)
+    {
+        slotShift_.resize(3 * size_t(ns));
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (int slot = 0; slot < ns; slot++)
+        {
+            const auto& w = grid_.wrapOfSlot()[slot];
+            for (int d = 0; d < 3; d++)
+            {
+                slotShift_[3 * size_t(slot) + d] =
+                        (w[0] | w[1] | w[2]) ? real(w[0] * b(0, d) + w[1] * b(1, d) + w[2] * b(2, d)) : real(0);
+            }
+        }
+        shiftBox_         = b;
+        shiftBoxSet_      = true;
+        shiftListVersion_ = gridVersion_;
+    }
+    const int* const  atomOf = grid_.atomOfSlot().data();
+    const real* const shift  = slotShift_.data();
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (int slot = 0; slot < ns; slot++)
     {
-        const int a = grid_.atomOfSlot()[slot];
+        const int a = atomOf[slot];
         if (a < 0)
         {
             x_[slot] = y_[slot] = z_[slot] = 0;
             continue;
         }
-        const auto& w = grid_.wrapOfSlot()[slot];
-        Vec3<real>  p = x[a];
-        if (w[0] | w[1] | w[2])
-        {
-            for (int d = 0; d < 3; d++)
-            {
-                p[d] -= real(w[0] * b(0, d) + w[1] * b(1, d) + w[2] * b(2, d));
-            }
-        }
-        x_[slot] = float(p.x);
-        y_[slot] = float(p.y);
-        z_[slot] = float(p.z);
+        const Vec3<real>& p = x[a];
+        x_[slot]            = float(p.x - shift[3 * size_t(slot)]);
+        y_[slot]            = float(p.y - shift[3 * size_t(slot) + 1]);
+        z_[slot]            = float(p.z - shift[3 * size_t(slot) + 2]);
     }
     for (int s = 0; s < c_numShifts; s++)
     {
@@ -441,6 +467,7 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
     if (pendingPairs_)
     {
         grid_.build(box, x, false, -1, leadingAtoms(top, x.size()), numThreads_);
+        gridVersion_++;
         list_.fromPairs(grid_, pairStart_, pairJ_);
         markLennardJonesClusters(top);
         list_.partitionJ(clusterLJ_, numThreads_);

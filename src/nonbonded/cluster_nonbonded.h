@@ -184,6 +184,11 @@ private:
     bool                 splitPruned_  = false;
     std::vector<ClusterKernelOutput> threadOut_;
     float                shift_[c_numShifts * 3] = {};
+    long                 gridVersion_ = 0;       // grid_.build calls (the slots' shifts follow the grid)
+    std::vector<real>    slotShift_;             // each slot's wrap . box (fillCoordinates)
+    Matrix3              shiftBox_;              // the box slotShift_ was made with
+    bool                 shiftBoxSet_ = false;
+    long                 shiftListVersion_ = -1; // gridVersion_ slotShift_ was made for
 };
 
 } // namespace putmd
