@@ -647,6 +647,12 @@ void ThreadedListed::compute(const ListedInteractions& l, const ListedSettings& 
         range_   = listedAtomRange(l);
         forces_.clear();
     }
+    if (range_.first > range_.second)
+    {
+        // no listed interaction (pure water): no threads to start
+        computeListed(l, settings, x, pbc, f, e, virial);
+        return;
+    }
     forces_.resize(nt - 1);
     energies_.assign(nt, EnergyTerms());
     virials_.assign(nt, Matrix3());

@@ -507,11 +507,19 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
     threadF_.resize(nt);
     threadJScratch_.resize(nt);
     threadOut_.assign(nt, ClusterKernelOutput());
+    // the threads' force buffers are left zero by the reduction below (it
+    // reads every atom's slot; padding slots only ever get zeros), so they
+    // are cleared here only when new or after a call that did not finish
+    const bool clean = threadFClean_;
+    threadFClean_    = false;
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++)
     {
         auto& buf = threadF_[t];
-        buf.assign(3 * size_t(ns), 0.0f);
+        if (!clean || buf.size() != 3 * size_t(ns))
+        {
+            buf.assign(3 * size_t(ns), 0.0f);
+        }
         ClusterKernelOutput& out = threadOut_[t];
         out.fx = buf.data();
         out.fy = buf.data() + ns;
@@ -564,16 +572,16 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
         float sx = sum[slot], sy = sum[ns + slot], sz = sum[2 * size_t(ns) + slot];
         for (int t = 1; t < nt; t++)
         {
-            sx += threadF_[t][slot];
-            sy += threadF_[t][ns + slot];
-            sz += threadF_[t][2 * size_t(ns) + slot];
+            float* const ft = threadF_[t].data();
+            sx += ft[slot];
+            sy += ft[ns + slot];
+            sz += ft[2 * size_t(ns) + slot];
+            ft[slot] = ft[ns + slot] = ft[2 * size_t(ns) + slot] = 0;
         }
-        if (virial)
-        {
-            sum[slot]                  = sx;
-            sum[ns + slot]             = sy;
-            sum[2 * size_t(ns) + slot] = sz;
-        }
+        // the sums stay for the virial (cleared there), else cleared here
+        sum[slot]                  = virial ? sx : 0.0f;
+        sum[ns + slot]             = virial ? sy : 0.0f;
+        sum[2 * size_t(ns) + slot] = virial ? sz : 0.0f;
         f[a] += Vec3<real>(real(sx), real(sy), real(sz));
     }
     double vlj = 0, vcoul = 0;
@@ -599,6 +607,7 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
             {
                 addVirial(*virial, DVec(x_[slot], y_[slot], z_[slot]),
                           DVec(sum[slot], sum[ns + slot], sum[2 * size_t(ns) + slot]));
+                sum[slot] = sum[ns + slot] = sum[2 * size_t(ns) + slot] = 0;
             }
         }
         for (int s = 0; s < c_numShifts; s++)
@@ -607,6 +616,7 @@ void ClusterNonbonded::compute(const Topology& top, const InteractionConst& ic, 
                       DVec(fshift[s][0], fshift[s][1], fshift[s][2]));
         }
     }
+    threadFClean_ = true;
     if (exclusionCorrections_ && (excludedFor_ != &top || excludedEpsfac_ != ic.epsfac
                                   || excludedPairs_.numAtoms != top.numAtoms || excludedCount_ != top.exclusions.size()))
     {

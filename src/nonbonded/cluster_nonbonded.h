@@ -185,6 +185,7 @@ private:
     std::vector<ClusterKernelOutput> threadOut_;
     float                shift_[c_numShifts * 3] = {};
     long                 gridVersion_ = 0;       // grid_.build calls (the slots' shifts follow the grid)
+    bool                 threadFClean_ = false;  // threadF_ all zero (the last compute() finished)
     std::vector<real>    slotShift_;             // each slot's wrap . box (fillCoordinates)
     Matrix3              shiftBox_;              // the box slotShift_ was made with
     bool                 shiftBoxSet_ = false;
