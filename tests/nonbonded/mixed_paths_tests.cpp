@@ -27,6 +27,7 @@
 #include "pme/pme_rows.h"
 #include "run/system_inputs.h"
 #include "update/settle.h"
+#include "../unit/settle_twins.h"
 #include "../unit/test_helpers.h"
 
 namespace putmd
@@ -168,17 +169,11 @@ TEST(Settle, FloatBlocksMatchTheDoublePlainTwin)
         {
             p += RVec(real(u(rng)), real(u(rng)), real(u(rng)));
         }
-        const double dt  = 0.002;
-        auto         run = [&](bool vectorised, std::vector<RVec>& x, std::vector<RVec>& v, Matrix3& virial) {
-            set.setVectorised(vectorised);
-            x = xp;
-            v.assign(xp.size(), RVec(0.5, -0.25, 1.0));
-            set.apply(s.x, x, &v, dt, pbc, &virial, names);
-        };
-        std::vector<RVec> xPlain, vPlain, xFast, vFast;
-        Matrix3           virPlain, virFast;
-        run(false, xPlain, vPlain, virPlain);
-        run(true, xFast, vFast, virFast);
+        const double              dt    = 0.002;
+        const test::SettleOutcome plain = test::settleOnce(set, false, s.x, xp, dt, pbc, names);
+        const test::SettleOutcome fast  = test::settleOnce(set, true, s.x, xp, dt, pbc, names);
+        const std::vector<RVec>&  xPlain = plain.x, &vPlain = plain.v, &xFast = fast.x, &vFast = fast.v;
+        const Matrix3&            virPlain = plain.virial, &virFast = fast.virial;
         ASSERT_GT(set.maxRelativeDeviation(xp, pbc), 1e-2) << name;
         EXPECT_LT(set.maxRelativeDeviation(xFast, pbc), 2e-5) << name;
         double worstX = 0, worstV = 0;

@@ -17,6 +17,7 @@
 #include "update/constraint_set.h"
 #include "update/constraints.h"
 #include "update/settle.h"
+#include "settle_twins.h"
 
 namespace putmd
 {
@@ -394,16 +395,10 @@ TEST(Settle, VectorisedBlocksMatchThePlainTwin)
     const constraint_detail::AtomNames names(s.top);
     constraint_detail::SettleSet       set(s.top.settles, s.invMass(), s.top.numAtoms, names);
     const Pbc                          pbc(s.box);
-    auto run = [&](bool vectorised, std::vector<RVec>& x, std::vector<RVec>& v, Matrix3& virial) {
-        set.setVectorised(vectorised);
-        x = xp;
-        v.assign(xp.size(), RVec(0.5, -0.25, 1.0));
-        set.apply(s.x, x, &v, dt, pbc, &virial, names);
-    };
-    std::vector<RVec> xPlain, vPlain, xFast, vFast;
-    Matrix3           virPlain, virFast;
-    run(false, xPlain, vPlain, virPlain);
-    run(true, xFast, vFast, virFast);
+    const test::SettleOutcome plain = test::settleOnce(set, false, s.x, xp, dt, pbc, names);
+    const test::SettleOutcome fast  = test::settleOnce(set, true, s.x, xp, dt, pbc, names);
+    const std::vector<RVec>&  xPlain = plain.x, &vPlain = plain.v, &xFast = fast.x, &vFast = fast.v;
+    const Matrix3&            virPlain = plain.virial, &virFast = fast.virial;
     EXPECT_LT(maxDeviation(s, xFast), 1e-10);
     double worstX = 0, worstV = 0, moved = 0;
     for (size_t i = 0; i < xp.size(); i++)
