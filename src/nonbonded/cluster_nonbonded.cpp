@@ -229,6 +229,30 @@ void ClusterNonbonded::prune()
     innerJ_.resize(outerJ.size());
     std::vector<int> kept(nt, 0);
     const float      rl2 = float(rlistInner_ * rlistInner_);
+    // the threads' i-entries: equal shares of an estimated cost, a j-entry
+    // 1 and an i-entry K (its set-up and the copy of its groups), instead
+    // of equal numbers of i-entries
+    constexpr long   K    = 8;
+    auto             cost = [&](int i) { return (i < ni ? long(outer[i].jBegin) : long(outerJ.size())) + K * i; };
+    std::vector<int> first(nt + 1, ni);
+    for (int t = 0; t < nt; t++)
+    {
+        const long target = cost(ni) * t / nt;
+        int        lo = 0, hi = ni; // the first i with cost(i) >= target
+        while (lo < hi)
+        {
+            const int mid = (lo + hi) / 2;
+            if (cost(mid) < target)
+            {
+                lo = mid + 1;
+            }
+            else
+            {
+                hi = mid;
+            }
+        }
+        first[t] = lo;
+    }
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++)
     {
@@ -237,8 +261,8 @@ void ClusterNonbonded::prune()
         in.shift    = shift_;
         in.iEntries = outer.data();
         in.jEntries = outerJ.data();
-        in.iBegin   = static_cast<int>(long(ni) * t / nt);
-        in.iEnd     = static_cast<int>(long(ni) * (t + 1) / nt);
+        in.iBegin   = first[t];
+        in.iEnd     = first[t + 1];
         if (in.iBegin == in.iEnd)
         {
             continue;
@@ -258,7 +282,7 @@ void ClusterNonbonded::prune()
     int n = 0;
     for (int t = 0; t < nt; t++)
     {
-        const int from = static_cast<int>(long(ni) * t / nt);
+        const int from = first[t];
         std::copy(innerI_.begin() + from, innerI_.begin() + from + kept[t], innerI_.begin() + n);
         n += kept[t];
     }
