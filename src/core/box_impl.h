@@ -19,6 +19,14 @@ inline double roundNearest(double s)
     return std::abs(s) < 2251799813685248.0 ? (s + magic) - magic : s;
 }
 
+/* The same in float (1.5 * 2^23; exact for |s| < 2^22), for code that
+ * works in the mixed build's precision (SETTLE's blocks). */
+inline float roundNearest(float s)
+{
+    constexpr float magic = 12582912.0f;
+    return std::abs(s) < 4194304.0f ? (s + magic) - magic : s;
+}
+
 } // namespace detail
 
 /* A rectangular box: per dimension, inline (SETTLE's gather and the listed

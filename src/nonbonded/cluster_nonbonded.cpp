@@ -375,7 +375,7 @@ void ClusterNonbonded::fillCoordinates(const Box& box, const std::vector<Vec3<re
     // once per search otherwise): the per-step loop is then one
     // subtraction per coordinate, without a branch or the double products
     // it had for the wrapped slots (the same values: x - 0 is x)
-    bool sameBox = shiftBoxSet_ && shiftListVersion_ == gridVersion_;
+    bool sameBox = shiftListVersion_ == gridVersion_; // -1: never made
     for (int r = 0; r < 3 && sameBox; r++)
     {
         for (int c = 0; c < 3; c++)
@@ -400,7 +400,6 @@ void ClusterNonbonded::fillCoordinates(const Box& box, const std::vector<Vec3<re
             }
         }
         shiftBox_         = b;
-        shiftBoxSet_      = true;
         shiftListVersion_ = gridVersion_;
     }
     const int* const  atomOf = grid_.atomOfSlot().data();

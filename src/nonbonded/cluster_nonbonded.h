@@ -188,7 +188,6 @@ private:
     bool                 threadFClean_ = false;  // threadF_ all zero (the last compute() finished)
     std::vector<real>    slotShift_;             // each slot's wrap . box (fillCoordinates)
     Matrix3              shiftBox_;              // the box slotShift_ was made with
-    bool                 shiftBoxSet_ = false;
     long                 shiftListVersion_ = -1; // gridVersion_ slotShift_ was made for
 };
 

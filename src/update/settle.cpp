@@ -216,16 +216,6 @@ inline real smaller(real a, real b)
     return a < b ? a : b;
 }
 
-/* s rounded to the nearest integer in the build's precision (as
- * detail::roundNearest for double: adding and removing 1.5 2^52, or 1.5
- * 2^23 for float, leaves no fraction bits; larger values are whole). */
-inline real roundNearestReal(real s)
-{
-    constexpr real magic = sizeof(real) == 4 ? real(12582912.0) : real(6755399441055744.0);
-    constexpr real whole = sizeof(real) == 4 ? real(4194304.0) : real(2251799813685248.0);
-    return (s < 0 ? -s : s) < whole ? (s + magic) - magic : s;
-}
-
 // a positive value far below any squared length or cosine met here (the
 // clamps under the square roots and the divisions; 1e-300 is no float)
 constexpr real c_tiny = sizeof(real) == 4 ? real(1e-30) : real(1e-300);
@@ -253,7 +243,7 @@ PUTMD_SETTLE_CLONES void minimumImageBlock(SettleBlock& w, const real (&len)[3],
         const real  L = len[k % 3], I = inv[k % 3];
         for (int l = 0; l < n; l++)
         {
-            a[l] -= roundNearestReal(a[l] * I) * L;
+            a[l] -= detail::roundNearest(a[l] * I) * L; // in real: the float or double overload
         }
     }
 }

@@ -214,6 +214,13 @@ void addWater(TestSystem& s, const DVec& o, std::mt19937& rng)
 }
 
 /* The molecules near box corners and faces (split) or inside (whole). */
+/* The point at box fractions f of the box (f[0] a + f[1] b + f[2] c). */
+DVec atFractions(const Box& box, const double (&f)[3])
+{
+    const Matrix3& b = box.vectors();
+    return b.row(0) * f[0] + b.row(1) * f[1] + b.row(2) * f[2];
+}
+
 TestSystem makeSystem(bool split, unsigned seed, bool withWaters = true, bool withTrees = true)
 {
     std::mt19937 rng(seed);
@@ -383,12 +390,11 @@ TEST(Settle, VectorisedBlocksMatchThePlainTwin)
     std::mt19937 rng(17);
     TestSystem   s;
     std::uniform_real_distribution<double> u(0, 1);
-    const Matrix3& b = s.box.vectors();
     for (int w = 0; w < 21; w++)
     {
         // near a corner or face for one in three, anywhere otherwise
         const double f[3] = { w % 3 == 0 ? 0.995 : u(rng), w % 3 == 0 ? 0.01 : u(rng), u(rng) };
-        addWater(s, b.row(0) * f[0] + b.row(1) * f[1] + b.row(2) * f[2], rng);
+        addWater(s, atFractions(s.box, f), rng);
     }
     s.wrap();
     const auto xp = perturbed(s.x, 0.01, 5);
@@ -472,11 +478,10 @@ TEST(Lincs, ThreadsGiveTheOneThreadResultBitForBit)
     std::mt19937 rng(21);
     TestSystem   s;
     std::uniform_real_distribution<double> u(0, 1);
-    const Matrix3& b = s.box.vectors();
     for (int m = 0; m < 224; m++)
     {
         const double f[3] = { m % 4 == 0 ? 0.995 : u(rng), u(rng), m % 5 == 0 ? 0.005 : u(rng) };
-        addTree(s, m % 2 ? hexane() : branched(), b.row(0) * f[0] + b.row(1) * f[1] + b.row(2) * f[2], rng);
+        addTree(s, m % 2 ? hexane() : branched(), atFractions(s.box, f), rng);
     }
     s.wrap();
     ASSERT_GE(s.top.constraints.size(), 3u * 1024);
