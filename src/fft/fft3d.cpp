@@ -68,10 +68,21 @@ FftPlanning fftPlanningFromEnvironment()
                        "(choose from the sizes alone: the same plan in every process)");
 }
 
-Fft3d::Fft3d(int nx, int ny, int nz, FftPlanning planning) :
-    planning_(planning), nx_(nx), ny_(ny), nz_(nz), plans_(std::make_unique<Plans>())
+Fft3d::Fft3d(int nx, int ny, int nz, FftPlanning planning, int zHalo) :
+    planning_(planning),
+    nx_(nx),
+    ny_(ny),
+    nz_(nz),
+    zHalo_(zHalo),
+    rowStride_(zHalo > 0 ? (nz + zHalo + 3) / 4 * 4 : nz),
+    plans_(std::make_unique<Plans>())
 {
-    const size_t nreal    = size_t(nx) * ny * nz;
+    if (zHalo < 0 || zHalo > nz)
+    {
+        throw std::invalid_argument("Fft3d: a z halo of " + std::to_string(zHalo) + " points on rows of "
+                                    + std::to_string(nz) + " (valid: 0 to the row length)");
+    }
+    const size_t nreal    = size_t(nx) * ny * rowStride_;
     const size_t ncomplex = size_t(nx) * ny * (nz / 2 + 1);
     real_    = static_cast<real*>(PUTMD_FFTW(malloc)(sizeof(real) * nreal));
     complex_ = static_cast<std::complex<real>*>(PUTMD_FFTW(malloc)(sizeof(FftwComplex) * ncomplex));
@@ -86,7 +97,9 @@ Fft3d::Fft3d(int nx, int ny, int nz, FftPlanning planning) :
 namespace
 {
 
-using PlanKey = std::tuple<int, int, int, int>; // nx, ny, nz, threads
+constexpr size_t c_patientPoints = size_t(1) << 17; // line plans of grids up to this many points: FFTW_PATIENT
+
+using PlanKey = std::tuple<int, int, int, int, int>; // nx, ny, nz, threads, row stride
 
 std::mutex& chosenMutex()
 {
@@ -131,10 +144,10 @@ void Fft3d::makePlans(int threads)
     // plans, so the same results
     const std::lock_guard<std::mutex> lock(chosenMutex());
     auto&                             chosen = chosenPlans();
-    const auto        key = std::make_tuple(nx_, ny_, nz_, threads);
+    const auto        key = std::make_tuple(nx_, ny_, nz_, threads, rowStride_);
     const auto        known = chosen.find(key);
     destroyPlans();
-    const size_t                    nreal = size_t(nx_) * ny_ * nz_;
+    const size_t                    nreal = size_t(nx_) * ny_ * rowStride_;
     const size_t                    ncomplex = size_t(nx_) * ny_ * (nz_ / 2 + 1);
     std::vector<real>               saved(real_, real_ + nreal);
     std::vector<std::complex<real>> savedComplex(complex_, complex_ + ncomplex);
@@ -158,8 +171,13 @@ void Fft3d::makePlans(int threads)
         // caller fills it again before the next forward: PME spreads into
         // a cleared grid); preserving it made FFTW copy the data through a
         // buffer (fftwf_cpy2d: 2.4% of a one-thread rnase run)
-        auto*          f     = PUTMD_FFTW(plan_dft_r2c_3d)(nx_, ny_, nz_, real_, c, flags | FFTW_DESTROY_INPUT);
-        auto*          b     = PUTMD_FFTW(plan_dft_c2r_3d)(nx_, ny_, nz_, c, real_, flags);
+        // (rows rowStride_ apart: without a halo the same problem as
+        // FFTW's plan_dft_r2c_3d)
+        const int      n[3]  = { nx_, ny_, nz_ };
+        const int      rn[3] = { nx_, ny_, rowStride_ };
+        const int      cn[3] = { nx_, ny_, nz_ / 2 + 1 };
+        auto* f = PUTMD_FFTW(plan_many_dft_r2c)(3, n, 1, real_, rn, 1, 0, c, cn, 1, 0, flags | FFTW_DESTROY_INPUT);
+        auto* b = PUTMD_FFTW(plan_many_dft_c2r)(3, n, 1, c, cn, 1, 0, real_, rn, 1, 0, flags);
         if (!f || !b)
         {
             throw std::runtime_error("FFTW could not plan a " + std::to_string(nx_) + "x" + std::to_string(ny_) + "x"
@@ -198,14 +216,16 @@ void Fft3d::makePlans(int threads)
 
 std::string chosenFftPlans()
 {
-    // per plan: "nx ny nz threads length\n" and the wisdom's bytes
+    // per plan: "nx ny nz threads length[ rowstride]\n" and the wisdom's
+    // bytes (the row stride where the rows have a halo)
     const std::lock_guard<std::mutex> lock(chosenMutex());
     std::string                       record;
     for (const auto& [key, wisdom] : chosenPlans())
     {
-        const auto [nx, ny, nz, threads] = key;
+        const auto [nx, ny, nz, threads, stride] = key;
         record += std::to_string(nx) + " " + std::to_string(ny) + " " + std::to_string(nz) + " "
-                  + std::to_string(threads) + " " + std::to_string(wisdom.size()) + "\n" + wisdom;
+                  + std::to_string(threads) + " " + std::to_string(wisdom.size())
+                  + (stride != nz ? " " + std::to_string(stride) : std::string()) + "\n" + wisdom;
     }
     return record;
 }
@@ -228,7 +248,12 @@ bool useFftPlans(const std::string& record)
         {
             return false;
         }
-        plans[{ nx, ny, nz, threads }] = record.substr(eol + 1, length);
+        int stride = nz;
+        if (!(head >> stride))
+        {
+            stride = nz; // no halo
+        }
+        plans[{ nx, ny, nz, threads, stride }] = record.substr(eol + 1, length);
         pos                            = eol + 1 + length;
     }
     const std::lock_guard<std::mutex> lock(chosenMutex());
@@ -280,11 +305,38 @@ Fft3d::~Fft3d()
     PUTMD_FFTW(free)(complex_);
 }
 
+void Fft3d::foldHalo(int x)
+{
+    real* const plane = real_ + size_t(x) * ny_ * rowStride_;
+    for (int y = 0; y < ny_ && zHalo_ > 0; y++)
+    {
+        real* const row = plane + size_t(y) * rowStride_;
+        for (int z = 0; z < zHalo_; z++)
+        {
+            row[z] += row[nz_ + z];
+        }
+    }
+}
+
+void Fft3d::unfoldHalo(int x)
+{
+    real* const plane = real_ + size_t(x) * ny_ * rowStride_;
+    for (int y = 0; y < ny_ && zHalo_ > 0; y++)
+    {
+        real* const row = plane + size_t(y) * rowStride_;
+        std::memcpy(row + nz_, row, sizeof(real) * zHalo_);
+    }
+}
+
 void Fft3d::forward()
 {
     if (!plans_->forward || plannedThreads_ != threads_)
     {
         makePlans(threads_);
+    }
+    for (int x = 0; x < nx_ && zHalo_ > 0; x++)
+    {
+        foldHalo(x);
     }
     PUTMD_FFTW(execute)(plans_->forward);
 }
@@ -296,6 +348,10 @@ void Fft3d::backward()
         makePlans(threads_);
     }
     PUTMD_FFTW(execute)(plans_->backward);
+    for (int x = 0; x < nx_ && zHalo_ > 0; x++)
+    {
+        unfoldHalo(x);
+    }
 }
 
 
@@ -320,9 +376,12 @@ std::unique_ptr<Fft3d::LinePlans> Fft3d::planLines(const std::string* wisdom)
 {
     const int      nzc     = complexNz();
     const bool     measure = planning_ == FftPlanning::Measure;
-    const unsigned flags   = measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+    // small grids: FFTW_PATIENT (fft3d.h)
+    const bool     patient = size_t(nx_) * ny_ * nz_ <= c_patientPoints;
+    const unsigned flags   = measure ? (patient ? FFTW_PATIENT : FFTW_MEASURE) : FFTW_ESTIMATE;
     auto*          c       = reinterpret_cast<FftwComplex*>(complex_);
-    const size_t   realPlane = size_t(ny_) * nz_, complexPlane = size_t(ny_) * nzc;
+    const size_t   realPlane = size_t(ny_) * rowStride_, complexPlane = size_t(ny_) * nzc;
+    const int      rs        = rowStride_;
     int            nz = nz_, ny = ny_, nx = nx_;
     auto           lines = std::make_unique<LinePlans>();
     lines->buffers.push_back(lineBuffer(size_t(nx_) * nzc));
@@ -346,11 +405,11 @@ std::unique_ptr<Fft3d::LinePlans> Fft3d::planLines(const std::string* wisdom)
     auto bufB    = [&](int) { return b; };
     // z: ny rows of nz reals <-> nzc complex per plane
     bool ok = lines->zForward.plan(nx_, realOf, planeOf, [&](real* in, FftwComplex* out) {
-        return PUTMD_FFTW(plan_many_dft_r2c)(1, &nz, ny_, in, nullptr, 1, nz_, out, nullptr, 1, nzc,
+        return PUTMD_FFTW(plan_many_dft_r2c)(1, &nz, ny_, in, nullptr, 1, rs, out, nullptr, 1, nzc,
                                             flags | FFTW_DESTROY_INPUT);
     });
     ok = ok && lines->zBackward.plan(nx_, planeOf, realOf, [&](FftwComplex* in, real* out) {
-        return PUTMD_FFTW(plan_many_dft_c2r)(1, &nz, ny_, in, nullptr, 1, nzc, out, nullptr, 1, nz_, flags);
+        return PUTMD_FFTW(plan_many_dft_c2r)(1, &nz, ny_, in, nullptr, 1, nzc, out, nullptr, 1, rs, flags);
     });
     // y: nzc columns of ny points (stride nzc) per plane, in place
     for (int sign : { FFTW_FORWARD, FFTW_BACKWARD })
@@ -387,10 +446,10 @@ std::unique_ptr<Fft3d::LinePlans> Fft3d::planLines(const std::string* wisdom)
 void Fft3d::makeLinePlans()
 {
     lines_.reset();
-    const size_t nreal = size_t(nx_) * ny_ * nz_, ncomplex = size_t(nx_) * ny_ * complexNz();
+    const size_t nreal = size_t(nx_) * ny_ * rowStride_, ncomplex = size_t(nx_) * ny_ * complexNz();
     std::vector<real>               saved(real_, real_ + nreal);
     std::vector<std::complex<real>> savedComplex(complex_, complex_ + ncomplex);
-    const PlanKey key = std::make_tuple(nx_, ny_, nz_, 0); // 0: the line plans
+    const PlanKey key = std::make_tuple(nx_, ny_, nz_, 0, rowStride_); // threads 0: the line plans
     std::string   known;
     bool          isKnown = false;
     {
@@ -447,7 +506,7 @@ void Fft3d::convolve(int threads, const RowSolver& solveRows)
     {
         lines_->buffers.push_back(lineBuffer(size_t(nx_) * nzc));
     }
-    const size_t     realPlane    = size_t(ny_) * nz_;
+    const size_t     realPlane    = size_t(ny_) * rowStride_;
     const size_t     complexPlane = size_t(ny_) * nzc;
     auto*            c            = reinterpret_cast<FftwComplex*>(complex_);
     const LinePlans& p            = *lines_;
@@ -458,6 +517,7 @@ void Fft3d::convolve(int threads, const RowSolver& solveRows)
         {
             real* const        r     = real_ + x * realPlane;
             FftwComplex* const plane = c + x * complexPlane;
+            foldHalo(x);
             PUTMD_FFTW(execute_dft_r2c)(p.zForward.find(r, plane), r, plane);
             PUTMD_FFTW(execute_dft)(p.yForward.find(plane, plane), plane, plane);
         }
@@ -482,6 +542,7 @@ void Fft3d::convolve(int threads, const RowSolver& solveRows)
             FftwComplex* const plane = c + x * complexPlane;
             PUTMD_FFTW(execute_dft)(p.yBackward.find(plane, plane), plane, plane);
             PUTMD_FFTW(execute_dft_c2r)(p.zBackward.find(plane, r), plane, r);
+            unfoldHalo(x);
         }
     }
 }

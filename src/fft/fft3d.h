@@ -4,11 +4,27 @@
  * nx*ny*(nz/2+1). Both transforms are unnormalised, as FFTW's are. Plans are
  * made once and reused; the data arrays belong to the object.
  *
+ * Rows with a halo (zHalo > 0): each z row of the real grid then has room
+ * for zHalo points past nz (rows rowStride() = nz + zHalo, rounded up to 4,
+ * reals apart). A forward transform first adds those points onto z = 0 ..
+ * zHalo-1, a backward one copies z = 0 .. zHalo-1 out to them after: the
+ * periodic wrap of a row is then the caller's plain contiguous row, so PME
+ * spreads and gathers every atom's rows as vectors (without the halo the
+ * ~7% of atoms whose 4 z points wrap took the scalar loops: a fifth of the
+ * spread's time on a 42^3 grid). The additions happen per row after the
+ * whole spread, in the same order whatever the thread count.
+ *
  * Planning: FftPlanning::Estimate (FFTW_ESTIMATE) picks the algorithm from
  * the sizes alone, so results never depend on timing; Measure
  * (FFTW_MEASURE) times candidates when the plan is made (0.05-0.3 s for the
  * grids of the shipped systems) and on 2 cores ran the transform pair of a
- * 60^3 grid 2.5 times as fast (1.05 -> 0.41 ms, 2 threads). A measured plan
+ * 60^3 grid 2.5 times as fast (1.05 -> 0.41 ms, 2 threads). convolve()'s
+ * line plans of grids up to 2^17 points are planned with FFTW_PATIENT
+ * instead (more candidates; 42^3: 0.30 -> 0.235 ms per direction on one
+ * thread, the 2-thread convolve of water-spce-12k 20% shorter, for 0.4 s
+ * more planning. 60^3 lines were 22% faster alone but the 2-thread
+ * convolve of rnase no faster, for 2.5 s more planning; 96^3 and 128^3
+ * gained nothing for 5-8 s). A measured plan
  * can differ between processes, so two runs may then differ in the last
  * bits. The measured planning is done three times and the fastest pair of
  * plans kept (fft3d.cpp). Plans are made when the thread count is set, or
@@ -62,12 +78,15 @@ bool        useFftPlans(const std::string& record);
 class Fft3d
 {
 public:
-    Fft3d(int nx, int ny, int nz, FftPlanning planning = FftPlanning::Estimate);
+    Fft3d(int nx, int ny, int nz, FftPlanning planning = FftPlanning::Estimate, int zHalo = 0);
     ~Fft3d();
     Fft3d(const Fft3d&)            = delete;
     Fft3d& operator=(const Fft3d&) = delete;
 
+    /* The real grid: point (x, y, z) at (x ny + y) rowStride() + z. */
     real*               realData() { return real_; }
+    int                 rowStride() const { return rowStride_; }
+    int                 zHalo() const { return zHalo_; }
     std::complex<real>* complexData() { return complex_; }
     int                 complexNz() const { return nz_ / 2 + 1; }
 
@@ -100,6 +119,9 @@ private:
     int                 plannedThreads_ = 0;
     FftPlanning         planning_;
     int                 nx_, ny_, nz_;
+    int                 zHalo_, rowStride_;
+    void                foldHalo(int x);   // plane x: halo points added onto z = 0 .. zHalo-1
+    void                unfoldHalo(int x); // plane x: z = 0 .. zHalo-1 copied to the halo
     real*               real_    = nullptr;
     std::complex<real>* complex_ = nullptr;
     struct Plans;

@@ -164,8 +164,9 @@ Fft3d& Pme::fft()
 {
     if (!fft_)
     {
+        // rows with a halo of order - 1 points: no atom's rows wrap in z
         fft_ = std::make_unique<Fft3d>(params_.gridSize[0], params_.gridSize[1], params_.gridSize[2],
-                                       params_.fftPlanning);
+                                       params_.fftPlanning, params_.order - 1);
     }
     return *fft_;
 }
@@ -211,7 +212,7 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
         s.theta[d].resize(size_t(natoms) * p);
         s.dtheta[d].resize(size_t(natoms) * p);
     }
-    const size_t   ngrid = size_t(K[0]) * K[1] * K[2];
+    const size_t   ngrid = size_t(K[0]) * K[1] * fft().rowStride();
     const int      nt    = std::max(1, std::min(numThreads_, natoms));
     const Matrix3& inv   = box.inverse();
     const int*     wx    = wrap_[0].data();
@@ -325,7 +326,7 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
         }
 #pragma omp barrier
         const SplineAtoms atoms = splineAtoms(s, q);
-        const GridRows    rows{ K, wx, wy, wz };
+        const GridRows    rows{ K, wx, wy, wz, size_t(fft().rowStride()), K[2] + fft().zHalo() };
         for (int phase = 0; phase < 4; phase++)
         {
             // each thread a run of the phase's blocks (x slab major) with
@@ -536,7 +537,7 @@ void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s,
     const int*     wy     = wrap_[1].data();
     const int*     wz     = wrap_[2].data();
     const SplineAtoms atoms = splineAtoms(s, q);
-    const GridRows    rows{ K, wx, wy, wz };
+    const GridRows    rows{ K, wx, wy, wz, size_t(fft().rowStride()), K[2] + fft().zHalo() };
 #pragma omp parallel num_threads(nt)
     {
         const int t = nt > 1 ? omp_get_thread_num() : 0;

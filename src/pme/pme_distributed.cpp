@@ -758,7 +758,7 @@ void DistributedPme::spread(const Box& box, const std::function<void()>& extende
     }
     const int nt = std::max(1, std::min(numThreads_, numSlabs / 2));
     const pme_detail::SplineAtoms atoms = splineAtoms();
-    const pme_detail::GridRows    rows{ Kext, wx, wy, wz };
+    const pme_detail::GridRows    rows{ Kext, wx, wy, wz, size_t(Kext[2]), Kext[2] };
     // The p - 1 extended x planes are written only by slab 0 (every slab
     // is at least p - 1 planes wide and reaches p - 1 planes beyond its
     // own): once slab 0 is done they are final, and extendedFinal can send
@@ -812,7 +812,7 @@ void DistributedPme::gather(const Box& box, int begin, int end)
     const int*               wz   = rowTable_[2].data();
     const int nt = std::max(1, std::min(numThreads_, n / 256 + 1));
     const pme_detail::SplineAtoms atoms = splineAtoms();
-    const pme_detail::GridRows    rows{ Kext, wx, wy, wz };
+    const pme_detail::GridRows    rows{ Kext, wx, wy, wz, size_t(Kext[2]), Kext[2] };
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         const int t = nt > 1 ? omp_get_thread_num() : 0;

@@ -9,7 +9,9 @@
  * atom's first spline point is idx[d], and the rows it touches are wx[idx[0]
  * + a], wy[idx[1] + b] (tables that wrap a periodic grid, or the identity
  * on a rank's extended block) and z points idx[2] + c, through wz where a
- * row wraps.
+ * row wraps. Rows are zStride points apart (K[2], or more where the grid's
+ * rows carry a halo: Fft3d's rowStride()); these plain loops wrap within
+ * the K[2] points whatever the halo.
  */
 #pragma once
 
@@ -85,8 +87,8 @@ inline void splinesOf(double w, real* theta, real* dtheta, int order)
 /* One atom's charge onto the grid; P = 0: the run-time order p. Rows that
  * do not wrap in z take the contiguous (vectorised) loop. */
 template<int P>
-inline void spreadAtom(real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* wz, const int* idx,
-                       real qi, const real* tx, const real* ty, const real* tz, int p)
+inline void spreadAtom(real* grid, const std::array<int, 3>& K, size_t zStride, const int* wx, const int* wy,
+                       const int* wz, const int* idx, real qi, const real* tx, const real* ty, const real* tz, int p)
 {
     const int  n      = P > 0 ? P : p;
     const int  iz     = idx[2];
@@ -99,7 +101,7 @@ inline void spreadAtom(real* grid, const std::array<int, 3>& K, const int* wx, c
         {
             const int  gy  = wy[idx[1] + b];
             const real qab = qa * ty[b];
-            real*      row = grid + (size_t(gx) * K[1] + gy) * K[2];
+            real*      row = grid + (size_t(gx) * K[1] + gy) * zStride;
             if (inside)
             {
                 real* r = row + iz;
@@ -121,9 +123,9 @@ inline void spreadAtom(real* grid, const std::array<int, 3>& K, const int* wx, c
 
 /* dE/du_d / q of one atom from the grid (u: grid coordinates). */
 template<int P>
-inline void gatherAtom(const real* grid, const std::array<int, 3>& K, const int* wx, const int* wy, const int* wz,
-                       const int* idx, const real* tx, const real* ty, const real* tz, const real* dtx, const real* dty,
-                       const real* dtz, int p, real fu[3])
+inline void gatherAtom(const real* grid, const std::array<int, 3>& K, size_t zStride, const int* wx, const int* wy,
+                       const int* wz, const int* idx, const real* tx, const real* ty, const real* tz, const real* dtx,
+                       const real* dty, const real* dtz, int p, real fu[3])
 {
     const int  n      = P > 0 ? P : p;
     const int  iz     = idx[2];
@@ -136,7 +138,7 @@ inline void gatherAtom(const real* grid, const std::array<int, 3>& K, const int*
         for (int b = 0; b < n; b++)
         {
             const int   gy  = wy[idx[1] + b];
-            const real* row = grid + (size_t(gx) * K[1] + gy) * K[2];
+            const real* row = grid + (size_t(gx) * K[1] + gy) * zStride;
             real        gz = 0, gdz = 0; // sum_c theta_z g, sum_c dtheta_z g
             if (inside)
             {

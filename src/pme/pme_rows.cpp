@@ -54,9 +54,9 @@ typedef float V4 __attribute__((vector_size(16)));
     for (int b = 0; b < 4; b++)
     {
         tyz[b] = splat(ty[b]) * vtz;
-        yo[b]  = size_t(g.wy[idx[1] + b]) * g.K[2];
+        yo[b]  = size_t(g.wy[idx[1] + b]) * g.zStride;
     }
-    const size_t plane = size_t(g.K[1]) * g.K[2];
+    const size_t plane = size_t(g.K[1]) * g.zStride;
 #pragma GCC unroll 4
     for (int a = 0; a < 4; a++)
     {
@@ -85,9 +85,9 @@ typedef float V4 __attribute__((vector_size(16)));
     {
         vty[b]  = splat(ty[b]);
         vdty[b] = splat(dty[b]);
-        yo[b]   = size_t(g.wy[idx[1] + b]) * g.K[2];
+        yo[b]   = size_t(g.wy[idx[1] + b]) * g.zStride;
     }
-    const size_t plane = size_t(g.K[1]) * g.K[2];
+    const size_t plane = size_t(g.K[1]) * g.zStride;
     V4           f0 = splat(0), f1 = splat(0), f2 = splat(0);
 #pragma GCC unroll 4
     for (int a = 0; a < 4; a++)
@@ -140,14 +140,14 @@ template<bool kRows, int P>
 #if PUTMD_PME_SSE
         if constexpr (kRows && P == 4)
         {
-            if (idx[2] + 4 <= g.K[2])
+            if (idx[2] + 4 <= g.zReach)
             {
                 spreadRows(grid, g, idx, real(s.q[i]), tx, ty, tz);
                 continue;
             }
         }
 #endif
-        spreadAtom<P>(grid, g.K, g.wx, g.wy, g.wz, idx, real(s.q[i]), tx, ty, tz, p);
+        spreadAtom<P>(grid, g.K, g.zStride, g.wx, g.wy, g.wz, idx, real(s.q[i]), tx, ty, tz, p);
     }
 }
 
@@ -186,7 +186,7 @@ template<bool kRows, int P>
 #if PUTMD_PME_SSE
         if constexpr (kRows && P == 4)
         {
-            if (idx[2] + 4 <= g.K[2])
+            if (idx[2] + 4 <= g.zReach)
             {
                 gatherRows(grid, g, idx, &s.theta[0][o], &s.theta[1][o], &s.theta[2][o], &s.dtheta[0][o],
                            &s.dtheta[1][o], &s.dtheta[2][o], fu);
@@ -196,7 +196,7 @@ template<bool kRows, int P>
 #endif
         if (!done)
         {
-            gatherAtom<P>(grid, g.K, g.wx, g.wy, g.wz, idx, &s.theta[0][o], &s.theta[1][o], &s.theta[2][o],
+            gatherAtom<P>(grid, g.K, g.zStride, g.wx, g.wy, g.wz, idx, &s.theta[0][o], &s.theta[1][o], &s.theta[2][o],
                           &s.dtheta[0][o], &s.dtheta[1][o], &s.dtheta[2][o], p, fu);
         }
         const double a[3] = { double(fu[0]) * Kd[0], double(fu[1]) * Kd[1], double(fu[2]) * Kd[2] };

@@ -4,13 +4,21 @@
  * updates are fused multiply-adds, and one for any x86-64 (SSE). The rows
  * of 4 z points are 4-wide vectors (GCC's vector extensions, so one body
  * serves both copies); rows that wrap in z take the plain loops of
- * pme_kernels.h. Fused multiply-adds round once where the SSE copy rounds
+ * pme_kernels.h, unless the grid's rows carry a halo past their end
+ * (GridRows::zReach; the one-rank Pme's grid, Fft3d's zHalo: its spread and
+ * gather never wrap). Fused multiply-adds round once where the SSE copy rounds
  * twice: the two copies differ in the last bits, and on one CPU every run
  * takes the same copy (the grid stays independent of the thread count and
  * of how atoms are shared among ranks' threads).
  *
  * Measured on an Intel Xeon (rnase-amber-cubic, 1 rank x 2 threads): PME
- * mesh 0.95 -> 0.90 s per 500 steps.
+ * mesh 0.95 -> 0.90 s per 500 steps. With the halo (Emerald Rapids Xeon,
+ * water-spce-12k, 2 threads, AVX2, per 2,000 steps): spread 0.53 -> 0.47 s,
+ * gather 0.45 -> 0.39 s (the scalar wrapped rows had been a fifth of the
+ * spread's samples). Tried and not kept: the gather's force conversion in
+ * vectors (bitwise the same, no faster: its samples were the loads'
+ * latency), and the gather in the spread's block order (the threads' x
+ * planes; 5-15% slower: the atoms' own data scattered).
  */
 #pragma once
 
@@ -42,6 +50,8 @@ struct GridRows
     const int*         wx;
     const int*         wy;
     const int*         wz;
+    size_t             zStride; // points from one z row to the next (K[2] unless the rows have a halo)
+    int                zReach;  // a row's points idx[2] .. idx[2]+3 are contiguous while idx[2] + 4 <= zReach
 };
 
 /* Whether the AVX2/FMA copy may run (on a CPU that has both; true at

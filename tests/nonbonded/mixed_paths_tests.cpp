@@ -337,6 +337,84 @@ TEST(Fft3dPlanning, MeasuredPlansGiveTheEstimatedTransform)
     EXPECT_LT(worst, 1e-5 * largest);
 }
 
+/* Rows with a halo (PME's grid): a value put past a row's end counts as
+ * the row's first points (forward), and the backward transform copies the
+ * first points out to the halo; the transforms themselves are those of
+ * the grid without a halo. convolve() and forward()/backward() alike. */
+TEST(Fft3dHalo, HaloPointsWrapOntoTheRowsStartAndAreFilledBack)
+{
+    const int n[3] = { 12, 10, 14 };
+    const int halo = 3;
+    for (bool lines : { false, true })
+    {
+        Fft3d plain(n[0], n[1], n[2], FftPlanning::Estimate);
+        Fft3d haloed(n[0], n[1], n[2], FftPlanning::Estimate, halo);
+        ASSERT_EQ(haloed.rowStride(), 20); // 14 + 3, rounded up to 4
+        ASSERT_EQ(plain.rowStride(), n[2]);
+        for (int r = 0; r < n[0] * n[1]; r++)
+        {
+            for (int z = 0; z < n[2]; z++)
+            {
+                const real v = real(std::sin(0.37 * (r * n[2] + z)) + 0.1 * (z % 5));
+                plain.realData()[size_t(r) * n[2] + z] = v;
+                // the first halo points' share of the value past the row's end
+                real* row = haloed.realData() + size_t(r) * haloed.rowStride();
+                if (z < halo)
+                {
+                    row[z]        = real(0.25) * v;
+                    row[n[2] + z] = v - real(0.25) * v;
+                }
+                else
+                {
+                    row[z] = v;
+                }
+            }
+        }
+        if (lines)
+        {
+            // the round trip with nothing between (the result: the grid
+            // times the number of points)
+            const auto nothing = [](int, int, std::complex<real>*) {};
+            plain.convolve(1, nothing);
+            haloed.convolve(2, nothing);
+        }
+        else
+        {
+            plain.forward();
+            haloed.forward();
+            const size_t nc = size_t(n[0]) * n[1] * plain.complexNz();
+            double       worst = 0, largest = 0;
+            for (size_t k = 0; k < nc; k++)
+            {
+                worst   = std::max(worst, double(std::abs(plain.complexData()[k] - haloed.complexData()[k])));
+                largest = std::max(largest, double(std::abs(plain.complexData()[k])));
+            }
+            EXPECT_GT(largest, 1);
+            EXPECT_LT(worst, 1e-5 * largest);
+            plain.backward();
+            haloed.backward();
+        }
+        double worst = 0, largest = 0;
+        for (int r = 0; r < n[0] * n[1]; r++)
+        {
+            const real* row = haloed.realData() + size_t(r) * haloed.rowStride();
+            for (int z = 0; z < n[2]; z++)
+            {
+                const double p = plain.realData()[size_t(r) * n[2] + z];
+                worst          = std::max(worst, std::abs(p - row[z]));
+                largest        = std::max(largest, std::abs(p));
+            }
+            for (int z = 0; z < halo; z++)
+            {
+                EXPECT_EQ(row[n[2] + z], row[z]) << "row " << r << " halo point " << z << (lines ? " (convolve)" : "");
+            }
+        }
+        EXPECT_GT(largest, 1);
+        EXPECT_LT(worst, 1e-5 * largest) << (lines ? "convolve" : "forward/backward");
+    }
+    EXPECT_THROW(Fft3d(8, 8, 8, FftPlanning::Estimate, 9), std::invalid_argument);
+}
+
 TEST(Fft3dPlanning, MeasuredPlansAreRecordedAndReusedBitwise)
 {
     const int n[3] = { 20, 18, 16 };
