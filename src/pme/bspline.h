@@ -97,8 +97,10 @@ double solvePmeBlockSerial(const PmeParameters& params, const std::array<std::ve
 double sumInOrder(const std::vector<double>& energies, const std::vector<Matrix3>& virials, Matrix3* virial);
 
 /* The same block multiplied by factors a solvePmeBlockSerial call stored for the
- * same box (no exp per point); returns the energy (serial). */
+ * same box (no exp per point); returns the energy (serial), or 0 without
+ * summing it when energy is false (the steps that report no energies: the
+ * products alone, one vectorised loop). */
 double applyInfluenceBlock(const PmeParameters& params, std::complex<real>* data, const SpectrumBlock& block,
-                           const real* influence);
+                           const real* influence, bool energy = true);
 
 } // namespace putmd

@@ -461,8 +461,20 @@ double solvePmeBlockSerial(const PmeParameters& params, const std::array<std::ve
 }
 
 double applyInfluenceBlock(const PmeParameters& params, std::complex<real>* data, const SpectrumBlock& block,
-                           const real* influence)
+                           const real* influence, bool energy)
 {
+    if (!energy)
+    {
+        // the same products as below, point by point (complex times real)
+        const size_t n = size_t(block.size[0]) * block.size[1] * block.size[2];
+        real* const  d = reinterpret_cast<real*>(data);
+        for (size_t i = 0; i < n; i++)
+        {
+            d[2 * i] *= influence[i];
+            d[2 * i + 1] *= influence[i];
+        }
+        return 0;
+    }
     const int  K2 = params.gridSize[2];
     const auto& o = block.order;
     double     e  = 0;
@@ -493,7 +505,7 @@ double applyInfluenceBlock(const PmeParameters& params, std::complex<real>* data
  * The influence factors are stored ky by ky (ky slowest) for the steps
  * with the box of the last full solve and no virial. Energies and virials
  * per ky, summed in ky order: the same bits for every thread count. */
-double Pme::transformAndSolve(const Box& box, Matrix3* virial)
+double Pme::transformAndSolve(const Box& box, Matrix3* virial, bool energy)
 {
     Fft3d&       grid = fft();
     const int    nx = params_.gridSize[0], ny = params_.gridSize[1], nzc = grid.complexNz();
@@ -521,7 +533,7 @@ double Pme::transformAndSolve(const Box& box, Matrix3* virial)
         real* factors     = influence_.data() + size_t(ky) * nx * nzc;
         rowEnergies_[ky]  = full ? solvePmeBlockSerial(params_, bsplineModuli_, box, points, row,
                                                        virial ? &rowVirials_[ky] : nullptr, factors)
-                                 : applyInfluenceBlock(params_, points, row, factors);
+                                 : applyInfluenceBlock(params_, points, row, factors, energy);
     });
     return sumInOrder(rowEnergies_, rowVirials_, virial);
 }
@@ -547,11 +559,12 @@ void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s,
 }
 
 double Pme::compute(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& charges,
-                    std::vector<Vec3<real>>& f, Matrix3* virial)
+                    std::vector<Vec3<real>>& f, Matrix3* virial, bool energy)
 {
     Splines& splines = *splines_;
     spread(box, x, charges, splines);
-    const double energy = transformAndSolve(box, virial);
+    const bool   sumEnergy  = energy || virial != nullptr;
+    const double meshEnergy = transformAndSolve(box, virial, sumEnergy);
     gather(box, charges, splines, f);
     // the net charge, summed by the spread's threads (a serial pass over
     // every atom per step before)
@@ -570,7 +583,7 @@ double Pme::compute(const Box& box, const std::vector<Vec3<real>>& x, const std:
             (*virial)(d, d) -= 0.5 * netChargeTerm;
         }
     }
-    return energy + netChargeTerm;
+    return sumEnergy ? meshEnergy + netChargeTerm : 0.0;
 }
 
 } // namespace putmd

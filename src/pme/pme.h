@@ -48,9 +48,11 @@ public:
     ~Pme();
 
     /* Adds reciprocal-space forces to f and returns the energy (kJ/mol);
-     * adds the reciprocal virial to *virial when it is not null. */
+     * adds the reciprocal virial to *virial when it is not null. energy =
+     * false without a virial: the energy is not summed (0 is returned; the
+     * forces are the same), for the steps that report none. */
     double compute(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& charges,
-                   std::vector<Vec3<real>>& f, Matrix3* virial = nullptr);
+                   std::vector<Vec3<real>>& f, Matrix3* virial = nullptr, bool energy = true);
 
     const PmeParameters& parameters() const { return params_; }
 
@@ -83,7 +85,7 @@ private:
     struct Splines; // per-atom B-spline weights and derivatives
     static pme_detail::SplineAtoms splineAtoms(const Splines& s, const std::vector<double>& q);
     void   spread(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& q, Splines& s);
-    double transformAndSolve(const Box& box, Matrix3* virial);
+    double transformAndSolve(const Box& box, Matrix3* virial, bool energy);
     void   gather(const Box& box, const std::vector<double>& q, const Splines& s, std::vector<Vec3<real>>& f);
 
     PmeParameters                     params_;

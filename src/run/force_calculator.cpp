@@ -282,7 +282,9 @@ void ForceCalculator::compute(const std::vector<Vec3<real>>& x, const Box& box, 
     if (pme_)
     {
         Timed t(timers_, Stage::PmeMesh);
-        out.energies.add(EnergyTerm::CoulRecip, pme_->compute(box, x, top_.charge, out.f, vir));
+        // the mesh energy only where energies are reported
+        const bool energies = !energiesOnlyWithVirial_ || needVirial;
+        out.energies.add(EnergyTerm::CoulRecip, pme_->compute(box, x, top_.charge, out.f, vir, energies));
     }
     spreadVirtualSiteForces(top_.virtualSites, x, out.f, box, vir);
     addDispersionCorrection(box, vir, out);

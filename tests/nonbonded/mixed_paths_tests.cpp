@@ -139,6 +139,31 @@ TEST(PmeSlabSpread, SameGridForEveryThreadCount)
     EXPECT_EQ(largestDifference(f3, f1), 0);
 }
 
+/* Steps that report no energies: the solve multiplies by the stored
+ * factors without summing the energy; the forces are those of a step with
+ * the energy, bit for bit, and the energy comes back as 0. */
+TEST(PmeEnergySteps, ForcesWithoutTheEnergyAreTheSame)
+{
+    const test::TestSystem s = test::loadTestSystem("water-spce-3k");
+    Pme                    pme(pmeFor(s));
+    pme.setNumThreads(2);
+    const Box&        box = s.in.coordinates.box;
+    std::vector<RVec> first(s.x.size()), withEnergy(s.x.size()), without(s.x.size());
+    // the first call stores the influence factors for this box (a full solve)
+    const double e0 = pme.compute(box, s.x, s.in.topology.charge, first, nullptr, true);
+    const double e1 = pme.compute(box, s.x, s.in.topology.charge, withEnergy, nullptr, true);
+    const double e2 = pme.compute(box, s.x, s.in.topology.charge, without, nullptr, false);
+    ASSERT_GT(largestNorm(withEnergy), 0);
+    EXPECT_NE(e1, 0);
+    EXPECT_NEAR(e1, e0, 1e-6 * std::abs(e0));
+    EXPECT_EQ(e2, 0);
+    EXPECT_EQ(largestDifference(without, withEnergy), 0);
+    // with a virial the energy is always summed
+    Matrix3      vir;
+    const double e3 = pme.compute(box, s.x, s.in.topology.charge, without, &vir, false);
+    EXPECT_NEAR(e3, e0, 1e-6 * std::abs(e0));
+}
+
 /* SETTLE's vectorised blocks compute in float in this build (16 lanes);
  * the plain twin, one water at a time, in double. Perturbed waters of a
  * rectangular box (the blocks' own minimum image) and of a triclinic one
