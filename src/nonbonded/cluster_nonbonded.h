@@ -107,6 +107,7 @@ public:
         std::vector<ClusterPairI>().swap(innerI_);
         std::vector<ClusterPairJ>().swap(innerJ_);
         std::vector<AlignedVector<float>>().swap(threadF_);
+        AlignedVector<float>().swap(fsum_);
         std::vector<AlignedVector<float>>().swap(threadJScratch_);
     }
     /* Cluster pairs the kernel ran over at the last compute. */
@@ -175,6 +176,7 @@ private:
     AlignedVector<float>   x_, y_, z_, q_, ljA_, ljB_;
     AlignedVector<int32_t> type_;
     std::vector<AlignedVector<float>> threadF_; // per thread: fx | fy | fz
+    AlignedVector<float>              fsum_;    // the threads' sums per slot: x, y, z, 0
     std::vector<AlignedVector<float>> threadJScratch_; // per thread: the SIMD kernel's j-force lanes
     std::vector<int>     threadStart_;
     std::vector<long>    entryCost_; // cost of the entries before each (splitByCost)
