@@ -97,7 +97,7 @@ Fft3d::Fft3d(int nx, int ny, int nz, FftPlanning planning, int zHalo) :
 namespace
 {
 
-constexpr size_t c_patientPoints = size_t(1) << 17; // line plans of grids up to this many points: FFTW_PATIENT
+constexpr size_t c_patientPoints = size_t(1) << 18; // line plans of grids up to this many points: FFTW_PATIENT
 
 using PlanKey = std::tuple<int, int, int, int, int>; // nx, ny, nz, threads, row stride
 

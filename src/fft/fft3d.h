@@ -19,11 +19,11 @@
  * (FFTW_MEASURE) times candidates when the plan is made (0.05-0.3 s for the
  * grids of the shipped systems) and on 2 cores ran the transform pair of a
  * 60^3 grid 2.5 times as fast (1.05 -> 0.41 ms, 2 threads). convolve()'s
- * line plans of grids up to 2^17 points are planned with FFTW_PATIENT
- * instead (more candidates; 42^3: 0.30 -> 0.235 ms per direction on one
- * thread, the 2-thread convolve of water-spce-12k 20% shorter, for 0.4 s
- * more planning. 60^3 lines were 22% faster alone but the 2-thread
- * convolve of rnase no faster, for 2.5 s more planning; 96^3 and 128^3
+ * line plans of grids up to 2^18 points (64^3) are planned with
+ * FFTW_PATIENT instead (more candidates; 42^3: 0.30 -> 0.235 ms per
+ * direction on one thread, the 2-thread convolve of water-spce-12k 20%
+ * shorter, for 0.4 s more planning; 60^3: the 2-thread convolve of rnase
+ * 14% shorter over 500 steps, for 2.5 s more planning; 96^3 and 128^3
  * gained nothing for 5-8 s). A measured plan
  * can differ between processes, so two runs may then differ in the last
  * bits. The measured planning is done three times and the fastest pair of
