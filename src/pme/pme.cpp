@@ -165,8 +165,10 @@ Fft3d& Pme::fft()
     if (!fft_)
     {
         // rows with a halo of order - 1 points: no atom's rows wrap in z
+        // (a grid is at least 2 (order - 1) points: grid_size.cpp; the
+        // halo never longer than the row)
         fft_ = std::make_unique<Fft3d>(params_.gridSize[0], params_.gridSize[1], params_.gridSize[2],
-                                       params_.fftPlanning, params_.order - 1);
+                                       params_.fftPlanning, std::min(params_.order - 1, params_.gridSize[2]));
     }
     return *fft_;
 }
