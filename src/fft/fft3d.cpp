@@ -308,7 +308,7 @@ Fft3d::~Fft3d()
 void Fft3d::foldHalo(int x)
 {
     real* const plane = real_ + size_t(x) * ny_ * rowStride_;
-    for (int y = 0; y < ny_ && zHalo_ > 0; y++)
+    for (int y = 0; y < ny_; y++)
     {
         real* const row = plane + size_t(y) * rowStride_;
         for (int z = 0; z < zHalo_; z++)
@@ -321,7 +321,7 @@ void Fft3d::foldHalo(int x)
 void Fft3d::unfoldHalo(int x)
 {
     real* const plane = real_ + size_t(x) * ny_ * rowStride_;
-    for (int y = 0; y < ny_ && zHalo_ > 0; y++)
+    for (int y = 0; y < ny_; y++)
     {
         real* const row = plane + size_t(y) * rowStride_;
         std::memcpy(row + nz_, row, sizeof(real) * zHalo_);

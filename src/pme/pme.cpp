@@ -193,6 +193,14 @@ void Pme::setNumThreads(int n)
  * of -nt. Slabs in x alone (two phases) left 7 slabs per phase on a 42^3
  * grid for two threads: one did 4, the other 3 (the spreading's wall time
  * on 2 threads 169 us against 249 on one); a phase now has 49 blocks. */
+/* The grid as spread and gather address it: the periodic wrap tables and
+ * the FFT grid's rows, with their halo past nz (no row wraps within it). */
+GridRows Pme::gridRows()
+{
+    const auto K = params_.gridSize;
+    return { K, wrap_[0].data(), wrap_[1].data(), wrap_[2].data(), size_t(fft().rowStride()), K[2] + fft().zHalo() };
+}
+
 SplineAtoms Pme::splineAtoms(const Splines& s, const std::vector<double>& q)
 {
     return { s.order,
@@ -217,9 +225,6 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
     const size_t   ngrid = size_t(K[0]) * K[1] * fft().rowStride();
     const int      nt    = std::max(1, std::min(numThreads_, natoms));
     const Matrix3& inv   = box.inverse();
-    const int*     wx    = wrap_[0].data();
-    const int*     wy    = wrap_[1].data();
-    const int*     wz    = wrap_[2].data();
     real* const    grid  = fft().realData();
     // slabs per dimension: as many as fit at p - 1 planes each, an even
     // number, the same for every thread count; one slab when the grid is
@@ -328,7 +333,7 @@ void Pme::spread(const Box& box, const std::vector<Vec3<real>>& x, const std::ve
         }
 #pragma omp barrier
         const SplineAtoms atoms = splineAtoms(s, q);
-        const GridRows    rows{ K, wx, wy, wz, size_t(fft().rowStride()), K[2] + fft().zHalo() };
+        const GridRows    rows  = gridRows();
         for (int phase = 0; phase < 4; phase++)
         {
             // each thread a run of the phase's blocks (x slab major) with
@@ -547,11 +552,8 @@ void Pme::gather(const Box& box, const std::vector<double>& q, const Splines& s,
     const Matrix3& inv  = box.inverse();
     const int      natoms = static_cast<int>(q.size());
     const int      nt     = std::max(1, std::min(numThreads_, natoms));
-    const int*     wx     = wrap_[0].data();
-    const int*     wy     = wrap_[1].data();
-    const int*     wz     = wrap_[2].data();
     const SplineAtoms atoms = splineAtoms(s, q);
-    const GridRows    rows{ K, wx, wy, wz, size_t(fft().rowStride()), K[2] + fft().zHalo() };
+    const GridRows    rows  = gridRows();
 #pragma omp parallel num_threads(nt)
     {
         const int t = nt > 1 ? omp_get_thread_num() : 0;

@@ -30,6 +30,7 @@ namespace putmd
 namespace pme_detail
 {
 struct SplineAtoms;
+struct GridRows;
 } // namespace pme_detail
 
 struct PmeParameters
@@ -84,6 +85,7 @@ public:
 private:
     struct Splines; // per-atom B-spline weights and derivatives
     static pme_detail::SplineAtoms splineAtoms(const Splines& s, const std::vector<double>& q);
+    pme_detail::GridRows           gridRows();
     void   spread(const Box& box, const std::vector<Vec3<real>>& x, const std::vector<double>& q, Splines& s);
     double transformAndSolve(const Box& box, Matrix3* virial, bool energy);
     void   gather(const Box& box, const std::vector<double>& q, const Splines& s, std::vector<Vec3<real>>& f);
