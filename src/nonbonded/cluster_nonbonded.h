@@ -124,11 +124,14 @@ public:
 
     void compute(const Topology& top, const InteractionConst& ic, const Box& box, const std::vector<Vec3<real>>& x,
                  std::vector<Vec3<real>>& f, EnergyTerms& energies, Matrix3* virial);
+    /* The outer list pruned to the inner radius now, on the coordinates
+     * of the last compute (compute() does this every pruning interval;
+     * public for nonbonded_kernel_bench, which times it alone). */
+    void prune();
 
 private:
     void prepareSetup(const Topology& top, const InteractionConst& ic);
     void fillCoordinates(const Box& box, const std::vector<Vec3<real>>& x);
-    void prune();
     void splitByCost(const std::vector<ClusterPairI>& entries, int numThreads);
     /* clusterLJ_: per cluster, bit h set when atom 2h or 2h + 1 has Lennard-Jones. */
     void markLennardJonesClusters(const Topology& top);
