@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "core/units.h"
+#include "nonbonded/exclusion_triplets_simd.h"
 #include "nonbonded/series_simd.h"
 
 namespace putmd
@@ -77,13 +79,58 @@ ExcludedPairList ExcludedPairList::make(const Topology& top, double epsfac, int 
     ExcludedPairList l;
     l.numAtoms      = top.numAtoms;
     const int nself = numSelfAtoms < 0 ? top.numAtoms : numSelfAtoms;
+    for (int i = 0; i < nself && i < top.numAtoms; i++)
+    {
+        l.chargeSquares += top.charge[i] * top.charge[i];
+    }
+    // atom a's excluded partners other than itself, sorted
+    std::vector<int> partners;
+    auto             partnersOf = [&](int a) -> const std::vector<int>& {
+        partners.clear();
+        for (int e = top.exclusionStart[a]; e < top.exclusionStart[a + 1]; e++)
+        {
+            if (top.exclusions[e] != a)
+            {
+                partners.push_back(top.exclusions[e]);
+            }
+        }
+        std::sort(partners.begin(), partners.end());
+        partners.erase(std::unique(partners.begin(), partners.end()), partners.end());
+        return partners;
+    };
+    auto qqOf = [&](int a, int b) { return epsfac * top.charge[a] * top.charge[b]; };
+    // a, a + 1, a + 2 exclude each other and nothing else, all pairs charged
+    auto isTriplet = [&](int a) {
+        if (a + 2 >= top.numAtoms || qqOf(a, a + 1) == 0 || qqOf(a, a + 2) == 0 || qqOf(a + 1, a + 2) == 0)
+        {
+            return false;
+        }
+        for (int k = 0; k < 3; k++)
+        {
+            const std::vector<int>& p = partnersOf(a + k);
+            if (p.size() != 2 || p[0] != (k == 0 ? a + 1 : a) || p[1] != (k == 2 ? a + 1 : a + 2))
+            {
+                return false;
+            }
+        }
+        return true;
+    };
     for (int i = 0; i < top.numAtoms; i++)
     {
-        l.chargeSquares += i < nself ? top.charge[i] * top.charge[i] : 0.0;
+        if (isTriplet(i))
+        {
+            l.tripletFirst.push_back(i);
+            for (const double qq : { qqOf(i, i + 1), qqOf(i, i + 2), qqOf(i + 1, i + 2) })
+            {
+                l.tripletQQ.push_back(real(qq));
+            }
+            i += 2; // its other two atoms have no pairs of their own
+            continue;
+        }
         for (int e = top.exclusionStart[i]; e < top.exclusionStart[i + 1]; e++)
         {
             const int    j  = top.exclusions[e];
-            const double qq = epsfac * top.charge[i] * top.charge[j];
+            const double qq = qqOf(i, j);
             if (j > i && qq != 0)
             {
                 l.i.push_back(i);
@@ -94,6 +141,52 @@ ExcludedPairList ExcludedPairList::make(const Topology& top, double epsfac, int 
     }
     return l;
 }
+
+namespace
+{
+
+/* The pairs' arithmetic: the series (single precision) or erf and exp
+ * (PME without a series), or reaction field. */
+void batchArithmetic(const Topology& top, const InteractionConst& ic, const EwaldCorrection* series, bool useSeries,
+                     ExclusionBatch& b, bool energies)
+{
+    const int    n    = int(b.i.size());
+    const bool   pme  = ic.coulombType == CoulombType::Pme;
+    const double beta = ic.ewaldCoeff;
+    if (useSeries)
+    {
+        seriesCorrections(*series, b, energies);
+        return;
+    }
+    b.fscal.resize(n);
+    b.v.resize(n);
+    for (int k = 0; k < n; k++)
+    {
+        const double qq = double(ic.epsfac) * top.charge[b.i[k]] * top.charge[b.j[k]];
+        const real   r2 = b.r2[k];
+        if (pme && r2 < real(1e-12))
+        {
+            // the r -> 0 limit of erf(beta r)/r; no force
+            b.v[k]     = -qq * 2 * beta / std::sqrt(units::pi);
+            b.fscal[k] = 0;
+        }
+        else if (pme)
+        {
+            const real r    = std::sqrt(r2);
+            const real erfv = std::erf(real(beta) * r);
+            b.v[k]          = -qq * double(erfv / r);
+            // F = -dV/dr rhat with V = -qq erf(beta r)/r
+            b.fscal[k] = real(qq) * (real(2 / std::sqrt(units::pi) * beta) * std::exp(-real(beta * beta) * r2) / r - erfv / r2) / r;
+        }
+        else
+        {
+            b.v[k]     = qq * (ic.kRf * r2 - ic.cRf);
+            b.fscal[k] = -real(2 * qq * ic.kRf);
+        }
+    }
+}
+
+} // namespace
 
 double exclusionCorrections(const Topology& top, const InteractionConst& ic, const Pbc& pbc,
                             const std::vector<Vec3<real>>& x, std::vector<Vec3<real>>& f, Matrix3* virial,
@@ -111,6 +204,19 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
     const int    nt   = std::max(1, std::min(numThreads, top.numAtoms / 64 + 1));
     const bool   pme  = ic.coulombType == CoulombType::Pme;
     const bool   useSeries = pme && series != nullptr && !(rc2 > series->smax);
+    // a rectangular box: the minimum image per dimension in the build's
+    // precision (rounding by adding and removing 1.5 * 2^23 or 2^52: exact
+    // for the fractions of a box met here)
+    const bool     rectangular = !pbc.box().isTriclinic();
+    const Matrix3& bv          = pbc.box().vectors();
+    const real     len[3]      = { real(bv(0, 0)), real(bv(1, 1)), real(bv(2, 2)) };
+    const real     inv[3]      = { real(1 / bv(0, 0)), real(1 / bv(1, 1)), real(1 / bv(2, 2)) };
+    constexpr real magic       = sizeof(real) == 4 ? real(12582912.0) : real(6755399441055744.0);
+    // the three-atom molecules over SIMD registers where the step needs only
+    // forces (the same bits as the batch; exclusion_triplets_simd.h)
+    const int  numTriplets    = pairs ? static_cast<int>(pairs->tripletFirst.size()) : 0;
+    const bool tripletsSimd   = std::is_same_v<real, float> && useSeries && rectangular && !energies && virial == nullptr
+                              && numTriplets > 0;
     struct Share
     {
         double                            v = 0, q2 = 0;
@@ -138,56 +244,41 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
         };
         const int begin = boundary(t);
         const int end   = boundary(t + 1);
+        // raw pointers: through the vectors every store could have changed
+        // where they point, and each pair reloaded them
+        const RVec* __restrict px = x.data();
+        // one pair (i < j) into the batch at n, kept (n + 1) when inside the
+        // cut-off (written every time: no branch)
+        auto gatherPair = [&](int i, int j, real qq, int& n) {
+            RVec d;
+            if (rectangular)
+            {
+                d = px[i] - px[j];
+                for (int c = 0; c < 3; c++)
+                {
+                    d[c] -= len[c] * ((d[c] * inv[c] + magic) - magic);
+                }
+            }
+            else
+            {
+                d = pbc.dx(px[i], px[j]);
+            }
+            const real r2 = norm2(d);
+            b.i[n] = i, b.j[n] = j, b.qq[n] = qq;
+            b.dx[n] = d.x, b.dy[n] = d.y, b.dz[n] = d.z, b.r2[n] = r2;
+            n += r2 < rc2;
+        };
         // gather: the pairs (i < j) inside the cut-off with charge
         if (pairs)
         {
-            // from the list: the pairs of this share's i-atoms, written
-            // every time and kept when inside the cut-off (no branch)
+            // from the list: the pairs of this share's i-atoms
             const int k0 = int(std::lower_bound(pairs->i.begin(), pairs->i.end(), begin) - pairs->i.begin());
             const int k1 = int(std::lower_bound(pairs->i.begin(), pairs->i.end(), end) - pairs->i.begin());
             b.resize(k1 - k0);
-            // a rectangular box: the minimum image per dimension in the
-            // build's precision (rounding by adding and removing 1.5 * 2^23
-            // or 2^52: exact for the fractions of a box met here)
-            const bool     rectangular = !pbc.box().isTriclinic();
-            const Matrix3& bv          = pbc.box().vectors();
-            const real     len[3]      = { real(bv(0, 0)), real(bv(1, 1)), real(bv(2, 2)) };
-            const real     inv[3]      = { real(1 / bv(0, 0)), real(1 / bv(1, 1)), real(1 / bv(2, 2)) };
-            constexpr real magic       = sizeof(real) == 4 ? real(12582912.0) : real(6755399441055744.0);
-            int            n           = 0;
-            // raw pointers: through the vectors every store could have
-            // changed where they point, and each pair reloaded them
-            const int* __restrict  pi  = pairs->i.data();
-            const int* __restrict  pj  = pairs->j.data();
-            const real* __restrict pqq = pairs->qq.data();
-            const RVec* __restrict px  = x.data();
-            int* __restrict        bi  = b.i.data();
-            int* __restrict        bj  = b.j.data();
-            real* __restrict       bqq = b.qq.data();
-            real* __restrict       bdx = b.dx.data();
-            real* __restrict       bdy = b.dy.data();
-            real* __restrict       bdz = b.dz.data();
-            real* __restrict       br2 = b.r2.data();
+            int n = 0;
             for (int k = k0; k < k1; k++)
             {
-                const int i = pi[k], j = pj[k];
-                RVec      d;
-                if (rectangular)
-                {
-                    d = px[i] - px[j];
-                    for (int c = 0; c < 3; c++)
-                    {
-                        d[c] -= len[c] * ((d[c] * inv[c] + magic) - magic);
-                    }
-                }
-                else
-                {
-                    d = pbc.dx(px[i], px[j]);
-                }
-                const real r2 = norm2(d);
-                bi[n] = i, bj[n] = j, bqq[n] = pqq[k];
-                bdx[n] = d.x, bdy[n] = d.y, bdz[n] = d.z, br2[n] = r2;
-                n += r2 < rc2;
+                gatherPair(pairs->i[k], pairs->j[k], pairs->qq[k], n);
             }
             b.resize(n);
         }
@@ -220,41 +311,49 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
                 b.r2.push_back(r2);
             }
         }
-        // arithmetic
-        const int n = int(b.i.size());
-        if (useSeries)
+        // this share's three-atom molecules, whose atoms no other pair has:
+        // over SIMD registers, or their pairs after the batch's (the same
+        // arithmetic, forces added directly)
+        const int tBegin = int(long(numTriplets) * t / nt), tEnd = int(long(numTriplets) * (t + 1) / nt);
+        const int numListed = int(b.i.size());
+        if (tripletsSimd)
         {
-            seriesCorrections(*series, b, energies);
-        }
-        else
-        {
-            b.fscal.resize(n);
-            b.v.resize(n);
-            for (int k = 0; k < n; k++)
+            if constexpr (std::is_same_v<real, float>)
             {
-                const double qq = double(ic.epsfac) * top.charge[b.i[k]] * top.charge[b.j[k]];
-                const real   r2 = b.r2[k];
-                if (pme && r2 < real(1e-12))
+                TripletCorrectionInput in;
+                in.x     = &x[0].x;
+                in.f     = &f[0].x;
+                in.first = pairs->tripletFirst.data();
+                in.qq    = pairs->tripletQQ.data();
+                in.begin = tBegin, in.end = tEnd;
+                for (int c = 0; c < 3; c++)
                 {
-                    // the r -> 0 limit of erf(beta r)/r; no force
-                    b.v[k]     = -qq * 2 * beta / std::sqrt(units::pi);
-                    b.fscal[k] = 0;
+                    in.len[c] = len[c], in.inv[c] = inv[c];
                 }
-                else if (pme)
-                {
-                    const real r    = std::sqrt(r2);
-                    const real erfv = std::erf(real(beta) * r);
-                    b.v[k]          = -qq * double(erfv / r);
-                    // F = -dV/dr rhat with V = -qq erf(beta r)/r
-                    b.fscal[k] = real(qq) * (real(2 / std::sqrt(units::pi) * beta) * std::exp(-real(beta * beta) * r2) / r - erfv / r2) / r;
-                }
-                else
-                {
-                    b.v[k]     = qq * (ic.kRf * r2 - ic.cRf);
-                    b.fscal[k] = -real(2 * qq * ic.kRf);
-                }
+                in.rc2          = float(rc2);
+                in.rc2Inclusive = double(in.rc2) < rc2;
+                in.scale        = float(2 / series->smax);
+                in.coef         = series->force.data();
+                in.numCoef      = int(series->force.size());
+                tripletCorrectionsSimd(in);
             }
         }
+        else if (tEnd > tBegin)
+        {
+            b.resize(numListed + 3 * (tEnd - tBegin));
+            int n = numListed;
+            for (int m = tBegin; m < tEnd; m++)
+            {
+                const int a = pairs->tripletFirst[m];
+                gatherPair(a, a + 1, pairs->tripletQQ[3 * size_t(m)], n);
+                gatherPair(a, a + 2, pairs->tripletQQ[3 * size_t(m) + 1], n);
+                gatherPair(a + 1, a + 2, pairs->tripletQQ[3 * size_t(m) + 2], n);
+            }
+            b.resize(n);
+        }
+        // arithmetic
+        const int n = int(b.i.size());
+        batchArithmetic(top, ic, series, useSeries, b, energies);
         // scatter, in pair order (raw pointers, as in the gather)
         const int* __restrict    si     = b.i.data();
         const int* __restrict    sj     = b.j.data();
@@ -273,7 +372,8 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
             const RVec fi = d * sfscal[k];
             vsum += sumV ? sv[k] : 0.0;
             fp[i] += fi;
-            if (j < end)
+            // (a molecule's pairs, after the listed ones: its atoms are this share's)
+            if (j < end || k >= numListed)
             {
                 fp[j] -= fi;
             }

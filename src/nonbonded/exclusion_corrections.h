@@ -51,6 +51,12 @@ struct ExcludedPairList
     std::vector<real> qq;                  // epsfac q_i q_j
     double            chargeSquares = 0;   // sum of q^2 over all atoms
     int               numAtoms      = -1;
+    /* Three-atom molecules (rigid waters): atoms a, a + 1, a + 2 that
+     * exclude each other and nothing else, with charges on all three pairs.
+     * Their pairs are not in i, j, qq but here, computed together
+     * (exclusion_triplets_simd.h on steps without energies and virial). */
+    std::vector<int>  tripletFirst;        // a, per molecule
+    std::vector<real> tripletQQ;           // epsfac q q of (a, a+1), (a, a+2), (a+1, a+2), per molecule
 
     /* numSelfAtoms: the atoms whose self terms chargeSquares sums (-1: all;
      * a decomposed rank: its home atoms, whose local topology is remade

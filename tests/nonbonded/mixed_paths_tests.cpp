@@ -9,6 +9,7 @@
  * library (the paths exist only there). */
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <random>
@@ -21,6 +22,7 @@
 #include "nonbonded/cluster_kernel.h"
 #include "nonbonded/ewald_correction.h"
 #include "nonbonded/exclusion_corrections.h"
+#include "nonbonded/exclusion_triplets_simd.h"
 #include "nonbonded/interaction_const.h"
 #include "nonbonded/series_simd.h"
 #include "pme/pme.h"
@@ -257,7 +259,7 @@ TEST(ExclusionCorrections, SeriesMatchesErfAndExp)
         // the pair list made once (and the rectangular minimum image in
         // float) instead of the walk over the exclusion lists: the same
         const ExcludedPairList list = ExcludedPairList::make(s.in.topology, ic.epsfac);
-        EXPECT_GT(list.i.size(), s.in.topology.settles.size());
+        EXPECT_GT(list.i.size() + 3 * list.tripletFirst.size(), s.in.topology.settles.size());
         for (int threads : { 1, 3 })
         {
             std::vector<RVec> fList(s.x.size());
@@ -286,6 +288,152 @@ TEST(ExclusionCorrections, SeriesMatchesErfAndExp)
             EXPECT_GT(std::abs(eList - self), 1e-3 * std::abs(self)) << "the pairs' energy is not negligible";
         }
     }
+}
+
+/* Three-atom molecules (rigid waters) computed together, over SIMD
+ * registers, on steps without energies and virial
+ * (exclusion_triplets_simd.h): the list finds every water and keeps every
+ * other pair, and the forces are the batch's, bit for bit, on every
+ * instruction set and thread count. */
+TEST(ExclusionCorrections, WaterMoleculesTogetherGiveTheBatchsForces)
+{
+    for (const char* name : { "rnase-amber-cubic", "water-spce-3k" })
+    {
+        const test::TestSystem s  = test::loadTestSystem(name);
+        const Topology&        top = s.in.topology;
+        const InteractionConst ic = makeInteractionConst(s.in.mdp);
+        const Pbc              pbc(s.in.coordinates.box);
+        const EwaldCorrection  series = EwaldCorrection::fit(ic.ewaldCoeff, ic.rcoulomb);
+        const ExcludedPairList list   = ExcludedPairList::make(top, ic.epsfac);
+        // every SETTLE water is a molecule of three; no pair is lost
+        EXPECT_EQ(list.tripletFirst.size(), top.settles.size()) << name;
+        size_t charged = 0;
+        for (int i = 0; i < top.numAtoms; i++)
+        {
+            for (int e = top.exclusionStart[i]; e < top.exclusionStart[i + 1]; e++)
+            {
+                const int j = top.exclusions[e];
+                charged += j > i && top.charge[i] * top.charge[j] != 0;
+            }
+        }
+        EXPECT_EQ(list.i.size() + 3 * list.tripletFirst.size(), charged) << name;
+        // the molecules' atoms are in no other pair
+        std::vector<char> inMolecule(top.numAtoms, 0);
+        for (const int a : list.tripletFirst)
+        {
+            inMolecule[a] = inMolecule[a + 1] = inMolecule[a + 2] = 1;
+        }
+        for (size_t k = 0; k < list.i.size(); k++)
+        {
+            ASSERT_FALSE(inMolecule[list.i[k]] || inMolecule[list.j[k]]) << name << " pair " << k;
+        }
+        for (int threads : { 1, 2, 3 })
+        {
+            for (long long target : clusterKernelTargets())
+            {
+                restrictClusterKernelTarget(target);
+                const std::string isa = clusterKernelTarget();
+                std::vector<RVec> fBatch(s.x.size()), fTogether(s.x.size());
+                Matrix3           vBatch;
+                // with a virial: the batch for every pair
+                exclusionCorrections(top, ic, pbc, s.x, fBatch, &vBatch, -1, threads, &series, &list, false);
+                // forces only: the molecules together
+                exclusionCorrections(top, ic, pbc, s.x, fTogether, nullptr, -1, threads, &series, &list, false);
+                ASSERT_GT(largestNorm(fBatch), 0) << name;
+                EXPECT_EQ(largestDifference(fTogether, fBatch), 0) << name << ", " << threads << " threads, " << isa;
+            }
+            restrictClusterKernelTarget(0);
+        }
+    }
+}
+
+/* The molecules' SIMD loop against its plain twin, on molecules placed at
+ * random in a small box (pairs across its faces and beyond a short
+ * cut-off, a gap between molecules, counts around the register widths):
+ * the same bits where the instruction set has fused multiply-adds, within
+ * float roundings elsewhere. */
+TEST(TripletCorrectionsSimd, MatchesThePlainTwinOnEveryInstructionSet)
+{
+    const InteractionConst ic     = makeInteractionConst(test::loadTestSystem("water-spce-3k").in.mdp);
+    const EwaldCorrection  series = EwaldCorrection::fit(ic.ewaldCoeff, ic.rcoulomb);
+    std::mt19937           rng(7);
+    std::uniform_real_distribution<float> u(0.0f, 2.0f), q(-1.0f, 1.0f);
+    const int          numMolecules = 37;
+    std::vector<int>   first(numMolecules);
+    std::vector<float> x(3 * (4 * numMolecules)), qq(3 * numMolecules), f0(x.size());
+    for (int m = 0; m < numMolecules; m++)
+    {
+        first[m] = 3 * m + (m > 20 ? 3 : 0); // a gap of one atom's worth
+    }
+    for (float& v : x)
+    {
+        v = u(rng);
+    }
+    for (float& v : qq)
+    {
+        v = 100 * q(rng);
+    }
+    for (float& v : f0)
+    {
+        v = q(rng);
+    }
+    TripletCorrectionInput in;
+    in.x = x.data(), in.first = first.data(), in.qq = qq.data();
+    for (int c = 0; c < 3; c++)
+    {
+        in.len[c] = 2.0f, in.inv[c] = 0.5f;
+    }
+    in.scale   = float(2 / series.smax);
+    in.coef    = series.force.data();
+    in.numCoef = int(series.force.size());
+    // pairs on both sides of the cut-off below
+    int beyond = 0, within = 0;
+    for (int m = 0; m < numMolecules; m++)
+    {
+        for (const auto& [a, b] : { std::pair{ 0, 1 }, std::pair{ 0, 2 }, std::pair{ 1, 2 } })
+        {
+            double r2 = 0;
+            for (int c = 0; c < 3; c++)
+            {
+                double dc = x[3 * (first[m] + a) + c] - x[3 * (first[m] + b) + c];
+                dc -= 2.0 * std::round(dc / 2.0);
+                r2 += dc * dc;
+            }
+            (r2 < 0.6 ? within : beyond)++;
+        }
+    }
+    EXPECT_GT(beyond, 10);
+    EXPECT_GT(within, 10);
+    int checked = 0;
+    for (const bool inclusive : { false, true })
+    {
+        in.rc2          = 0.6f; // some pairs beyond it (r^2 up to 3)
+        in.rc2Inclusive = inclusive;
+        for (int n : { 0, 1, 3, 4, 7, 8, 9, 16, 17, 37 })
+        {
+            in.begin = numMolecules - n, in.end = numMolecules;
+            std::vector<float> plain = f0;
+            in.f                     = plain.data();
+            tripletCorrectionsReference(in);
+            for (long long target : clusterKernelTargets())
+            {
+                restrictClusterKernelTarget(target);
+                const std::string isa = clusterKernelTarget();
+                std::vector<float> simd = f0;
+                in.f                    = simd.data();
+                tripletCorrectionsSimd(in);
+                const bool fused = isa == "AVX2" || isa == "AVX3" || isa == "AVX3_ZEN4" || isa == "AVX3_DL";
+                for (size_t k = 0; k < f0.size(); k++)
+                {
+                    const float tol = fused ? 0.0f : 1e-5f * (std::abs(plain[k]) + 1);
+                    ASSERT_LE(std::abs(simd[k] - plain[k]), tol) << isa << ", " << n << " molecules, float " << k;
+                }
+                checked++;
+            }
+            restrictClusterKernelTarget(0);
+        }
+    }
+    EXPECT_GT(checked, 10);
 }
 
 /* The series evaluation over SIMD registers (series_simd.h) against its
