@@ -186,6 +186,35 @@ void batchArithmetic(const Topology& top, const InteractionConst& ic, const Ewal
     }
 }
 
+/* Molecules [begin, end) of the list over SIMD registers
+ * (exclusion_triplets_simd.h): the mixed build's float coordinates only;
+ * the double build never takes this path. */
+template<typename T>
+void tripletsOverSimd(const ExcludedPairList& pairs, const std::vector<Vec3<T>>& x, std::vector<Vec3<T>>& f, int begin,
+                      int end, const T (&len)[3], const T (&inv)[3], double rc2, const EwaldCorrection& series)
+{
+    static_assert(sizeof(Vec3<T>) == 3 * sizeof(T), "the SIMD loop reads x, y, z as consecutive floats");
+    if constexpr (std::is_same_v<T, float>)
+    {
+        TripletCorrectionInput in;
+        in.x     = &x[0].x;
+        in.f     = &f[0].x;
+        in.first = pairs.tripletFirst.data();
+        in.qq    = pairs.tripletQQ.data();
+        in.begin = begin, in.end = end;
+        for (int c = 0; c < 3; c++)
+        {
+            in.len[c] = len[c], in.inv[c] = inv[c];
+        }
+        in.rc2          = float(rc2);
+        in.rc2Inclusive = double(in.rc2) < rc2;
+        in.scale        = float(2 / series.smax);
+        in.coef         = series.force.data();
+        in.numCoef      = int(series.force.size());
+        tripletCorrectionsSimd(in);
+    }
+}
+
 } // namespace
 
 double exclusionCorrections(const Topology& top, const InteractionConst& ic, const Pbc& pbc,
@@ -318,25 +347,7 @@ double exclusionCorrections(const Topology& top, const InteractionConst& ic, con
         const int numListed = int(b.i.size());
         if (tripletsSimd)
         {
-            if constexpr (std::is_same_v<real, float>)
-            {
-                TripletCorrectionInput in;
-                in.x     = &x[0].x;
-                in.f     = &f[0].x;
-                in.first = pairs->tripletFirst.data();
-                in.qq    = pairs->tripletQQ.data();
-                in.begin = tBegin, in.end = tEnd;
-                for (int c = 0; c < 3; c++)
-                {
-                    in.len[c] = len[c], in.inv[c] = inv[c];
-                }
-                in.rc2          = float(rc2);
-                in.rc2Inclusive = double(in.rc2) < rc2;
-                in.scale        = float(2 / series->smax);
-                in.coef         = series->force.data();
-                in.numCoef      = int(series->force.size());
-                tripletCorrectionsSimd(in);
-            }
+            tripletsOverSimd(*pairs, x, f, tBegin, tEnd, len, inv, rc2, *series);
         }
         else if (tEnd > tBegin)
         {
