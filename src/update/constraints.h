@@ -69,6 +69,15 @@ public:
     void apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std::vector<RVec>* v, double dt, const Box& box,
                Matrix3* virial) const;
 
+    /* true (default): where the bond constraints are few enough to be
+     * solved on one thread (LINCS below 2,048 of them, SHAKE always) and
+     * there are waters, one thread solves them while the others start on
+     * the waters (the same result to rounding: SETTLE's vectorised blocks of
+     * waters fall differently among the threads, and its last partial
+     * block may round differently; a given thread count gives the same
+     * bits from run to run); false: SETTLE, then the bonds. */
+    void setBondsBesideWaters(bool on);
+
     /* Remove the velocity components along the constraints at x (used by
      * velocity Verlet and after generating velocities). */
     void projectVelocities(const std::vector<RVec>& x, std::vector<RVec>& v, const Box& box) const;

@@ -202,6 +202,11 @@ void checkRotation(const BondConstraintSet& set, const ConstraintGeometry& g, co
 
 } // namespace
 
+int lincsThreads(size_t n, int numThreads)
+{
+    return std::max(1, std::min(numThreads, int(n / 1024)));
+}
+
 void applyLincs(const BondConstraintSet& set, ConstraintGeometry& g, int order, int numIter, std::vector<double>& mu,
                 const AtomNames& names, LincsCache& w, int numThreads)
 {
@@ -216,7 +221,7 @@ void applyLincs(const BondConstraintSet& set, ConstraintGeometry& g, int order, 
     // threads for a thousand constraints or more each: a pass over 1,300
     // constraints (rnase's) is about 2 us, and each pass ends at a barrier
     // (2 threads took 41 against 46 us for its whole solve)
-    const int nt = std::max(1, std::min(numThreads, n / 1024));
+    const int nt = lincsThreads(size_t(n), numThreads);
 #pragma omp parallel num_threads(nt)
     {
 #pragma omp for schedule(static)

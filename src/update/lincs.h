@@ -53,6 +53,10 @@ struct LincsCache
 /* Moves g.xp onto the constraints; adds the multipliers to mu (see
  * constraint_set.h for their sign). Up to numThreads OpenMP threads, by
  * constraint and by atom: the same result for any count. */
+/* The threads applyLincs uses for n constraints out of numThreads: one per
+ * 1,024 constraints (each pass ends at a barrier). */
+int lincsThreads(size_t n, int numThreads);
+
 void applyLincs(const BondConstraintSet& s, ConstraintGeometry& g, int order, int numIter, std::vector<double>& mu,
                 const AtomNames& names, LincsCache& cache, int numThreads = 1);
 

@@ -367,121 +367,8 @@ void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std
         const int t = nt > 1 ? omp_get_thread_num() : 0;
         try
         {
-            // the virial in locals: a Matrix3 reference went through memory
-            // on every term (it may alias the positions for the compiler)
-            double       vir[3][3] = {};
-            const size_t begin = settles_.size() * t / nt, end = settles_.size() * (t + 1) / nt;
-            // blocks of up to c_settleBlock waters of one parameter set:
-            // gathered (minimum images in the build's precision), solved
-            // by the vectorised block, scattered in water order
-            SettleBlock block{}; // zeros: minimumImageBlock reads every lane
-            size_t      members[c_settleBlock];
-            const bool   rectangular = !pbc.box().isTriclinic();
-            const auto&  bv          = pbc.box().vectors();
-            const auto&  bi          = pbc.box().inverse();
-            const real   len[3]      = { real(bv(0, 0)), real(bv(1, 1)), real(bv(2, 2)) };
-            const real   inv[3]      = { real(bi(0, 0)), real(bi(1, 1)), real(bi(2, 2)) };
-            for (size_t k = begin; k < end && !vectorised_; k++)
-            {
-                // the plain twin: one water at a time, with branches
-                const Settle&           st = settles_[k];
-                const SettleParameters& p  = params_[paramIndex_[k]];
-                const int               atoms[3] = { st.o, st.h1, st.h2 };
-                const DVec              xo = DVec(x[st.o]), xpo = DVec(xprime[st.o]);
-                DVec                    old[3], now[3], disp[3];
-                relativeToCom(p, pbc.dx(DVec(x[st.h1]), xo), pbc.dx(DVec(x[st.h2]), xo), old);
-                relativeToCom(p, pbc.dx(DVec(xprime[st.h1]), xpo), pbc.dx(DVec(xprime[st.h2]), xpo), now);
-                if (!settleDisplacements(p, old, now, disp))
-                {
-                    throw ConstraintError("SETTLE cannot make " + waterName(st, names)
-                                          + " rigid: it collapsed or rotated too far in one step. The system is unstable: "
-                                            "check the time step, the starting structure and the forces.");
-                }
-                const double m[3] = { p.mO, p.mH, p.mH };
-                for (int a = 0; a < 3; a++)
-                {
-                    xprime[atoms[a]] = RVec(DVec(xprime[atoms[a]]) + disp[a]);
-                    if (v)
-                    {
-                        (*v)[atoms[a]] += RVec(disp[a] * (1 / dt));
-                    }
-                    for (int r = 0; r < 3 && virial; r++)
-                    {
-                        for (int c = 0; c < 3; c++)
-                        {
-                            vir[r][c] -= 0.5 * old[a][r] * m[a] * disp[a][c];
-                        }
-                    }
-                }
-            }
-            for (size_t k0 = begin; k0 < end && vectorised_;)
-            {
-                const int pi = paramIndex_[k0];
-                int       n  = 0;
-                for (; n < c_settleBlock && k0 + n < end && paramIndex_[k0 + n] == pi; n++)
-                {
-                    const size_t  k  = k0 + n;
-                    const Settle& st = settles_[k];
-                    const RVec    xo = x[st.o], xpo = xprime[st.o];
-                    // rectangular: the raw differences here, their minimum
-                    // image below for the whole block (in the build's
-                    // precision, as the block)
-                    const RVec b  = rectangular ? x[st.h1] - xo : pbc.dx(x[st.h1], xo);
-                    const RVec c  = rectangular ? x[st.h2] - xo : pbc.dx(x[st.h2], xo);
-                    const RVec bp = rectangular ? xprime[st.h1] - xpo : pbc.dx(xprime[st.h1], xpo);
-                    const RVec cp = rectangular ? xprime[st.h2] - xpo : pbc.dx(xprime[st.h2], xpo);
-                    block.bx[n] = b.x, block.by[n] = b.y, block.bz[n] = b.z;
-                    block.cx[n] = c.x, block.cy[n] = c.y, block.cz[n] = c.z;
-                    block.bpx[n] = bp.x, block.bpy[n] = bp.y, block.bpz[n] = bp.z;
-                    block.cpx[n] = cp.x, block.cpy[n] = cp.y, block.cpz[n] = cp.z;
-                    members[n] = k;
-                }
-                if (rectangular)
-                {
-                    minimumImageBlock(block, len, inv);
-                }
-                const SettleParameters& p = params_[pi];
-                settleBlock(p, block, n);
-                const double m[3] = { p.mO, p.mH, p.mH };
-                for (int l = 0; l < n; l++)
-                {
-                    const Settle& st = settles_[members[l]];
-                    if (!(block.ok[l] > 0))
-                    {
-                        throw ConstraintError("SETTLE cannot make " + waterName(st, names)
-                                              + " rigid: it collapsed or rotated too far in one step. The system is "
-                                                "unstable: check the time step, the starting structure and the forces.");
-                    }
-                    const int atoms[3] = { st.o, st.h1, st.h2 };
-                    for (int a = 0; a < 3; a++)
-                    {
-                        const DVec disp(block.d[a][0][l], block.d[a][1][l], block.d[a][2][l]);
-                        // one rounding to the build's precision (a float sum
-                        // is exact in double)
-                        xprime[atoms[a]] = RVec(DVec(xprime[atoms[a]]) + disp);
-                        if (v)
-                        {
-                            (*v)[atoms[a]] += RVec(disp * (1 / dt));
-                        }
-                        // the virial only where it is asked for (energy steps)
-                        for (int r = 0; r < 3 && virial; r++)
-                        {
-                            for (int c = 0; c < 3; c++)
-                            {
-                                vir[r][c] -= 0.5 * block.old[a][r][l] * m[a] * disp[c];
-                            }
-                        }
-                    }
-                }
-                k0 += n;
-            }
-            for (int r = 0; r < 3; r++)
-            {
-                for (int c = 0; c < 3; c++)
-                {
-                    virs[t](r, c) = vir[r][c];
-                }
-            }
+            applyShare(x, xprime, v, dt, pbc, virial != nullptr, names, settles_.size() * t / nt,
+                       settles_.size() * (t + 1) / nt, virs[t]);
         }
         catch (...)
         {
@@ -495,8 +382,134 @@ void SettleSet::apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std
             std::rethrow_exception(e);
         }
     }
+    addVirials(virs, dt, virial);
+}
+
+void SettleSet::applyShare(const std::vector<RVec>& x, std::vector<RVec>& xprime, std::vector<RVec>* v, double dt,
+                           const Pbc& pbc, bool wantVirial, const AtomNames& names, size_t begin, size_t end,
+                           Matrix3& shareVirial) const
+{
+    Matrix3* const virial = wantVirial ? &shareVirial : nullptr; // (only tested for null below)
+    // the virial in locals: a Matrix3 reference went through memory
+    // on every term (it may alias the positions for the compiler)
+    double       vir[3][3] = {};
+    // blocks of up to c_settleBlock waters of one parameter set:
+    // gathered (minimum images in the build's precision), solved
+    // by the vectorised block, scattered in water order
+    SettleBlock block{}; // zeros: minimumImageBlock reads every lane
+    size_t      members[c_settleBlock];
+    const bool   rectangular = !pbc.box().isTriclinic();
+    const auto&  bv          = pbc.box().vectors();
+    const auto&  bi          = pbc.box().inverse();
+    const real   len[3]      = { real(bv(0, 0)), real(bv(1, 1)), real(bv(2, 2)) };
+    const real   inv[3]      = { real(bi(0, 0)), real(bi(1, 1)), real(bi(2, 2)) };
+    for (size_t k = begin; k < end && !vectorised_; k++)
+    {
+        // the plain twin: one water at a time, with branches
+        const Settle&           st = settles_[k];
+        const SettleParameters& p  = params_[paramIndex_[k]];
+        const int               atoms[3] = { st.o, st.h1, st.h2 };
+        const DVec              xo = DVec(x[st.o]), xpo = DVec(xprime[st.o]);
+        DVec                    old[3], now[3], disp[3];
+        relativeToCom(p, pbc.dx(DVec(x[st.h1]), xo), pbc.dx(DVec(x[st.h2]), xo), old);
+        relativeToCom(p, pbc.dx(DVec(xprime[st.h1]), xpo), pbc.dx(DVec(xprime[st.h2]), xpo), now);
+        if (!settleDisplacements(p, old, now, disp))
+        {
+            throw ConstraintError("SETTLE cannot make " + waterName(st, names)
+                                  + " rigid: it collapsed or rotated too far in one step. The system is unstable: "
+                                    "check the time step, the starting structure and the forces.");
+        }
+        const double m[3] = { p.mO, p.mH, p.mH };
+        for (int a = 0; a < 3; a++)
+        {
+            xprime[atoms[a]] = RVec(DVec(xprime[atoms[a]]) + disp[a]);
+            if (v)
+            {
+                (*v)[atoms[a]] += RVec(disp[a] * (1 / dt));
+            }
+            for (int r = 0; r < 3 && virial; r++)
+            {
+                for (int c = 0; c < 3; c++)
+                {
+                    vir[r][c] -= 0.5 * old[a][r] * m[a] * disp[a][c];
+                }
+            }
+        }
+    }
+    for (size_t k0 = begin; k0 < end && vectorised_;)
+    {
+        const int pi = paramIndex_[k0];
+        int       n  = 0;
+        for (; n < c_settleBlock && k0 + n < end && paramIndex_[k0 + n] == pi; n++)
+        {
+            const size_t  k  = k0 + n;
+            const Settle& st = settles_[k];
+            const RVec    xo = x[st.o], xpo = xprime[st.o];
+            // rectangular: the raw differences here, their minimum
+            // image below for the whole block (in the build's
+            // precision, as the block)
+            const RVec b  = rectangular ? x[st.h1] - xo : pbc.dx(x[st.h1], xo);
+            const RVec c  = rectangular ? x[st.h2] - xo : pbc.dx(x[st.h2], xo);
+            const RVec bp = rectangular ? xprime[st.h1] - xpo : pbc.dx(xprime[st.h1], xpo);
+            const RVec cp = rectangular ? xprime[st.h2] - xpo : pbc.dx(xprime[st.h2], xpo);
+            block.bx[n] = b.x, block.by[n] = b.y, block.bz[n] = b.z;
+            block.cx[n] = c.x, block.cy[n] = c.y, block.cz[n] = c.z;
+            block.bpx[n] = bp.x, block.bpy[n] = bp.y, block.bpz[n] = bp.z;
+            block.cpx[n] = cp.x, block.cpy[n] = cp.y, block.cpz[n] = cp.z;
+            members[n] = k;
+        }
+        if (rectangular)
+        {
+            minimumImageBlock(block, len, inv);
+        }
+        const SettleParameters& p = params_[pi];
+        settleBlock(p, block, n);
+        const double m[3] = { p.mO, p.mH, p.mH };
+        for (int l = 0; l < n; l++)
+        {
+            const Settle& st = settles_[members[l]];
+            if (!(block.ok[l] > 0))
+            {
+                throw ConstraintError("SETTLE cannot make " + waterName(st, names)
+                                      + " rigid: it collapsed or rotated too far in one step. The system is "
+                                        "unstable: check the time step, the starting structure and the forces.");
+            }
+            const int atoms[3] = { st.o, st.h1, st.h2 };
+            for (int a = 0; a < 3; a++)
+            {
+                const DVec disp(block.d[a][0][l], block.d[a][1][l], block.d[a][2][l]);
+                // one rounding to the build's precision (a float sum
+                // is exact in double)
+                xprime[atoms[a]] = RVec(DVec(xprime[atoms[a]]) + disp);
+                if (v)
+                {
+                    (*v)[atoms[a]] += RVec(disp * (1 / dt));
+                }
+                // the virial only where it is asked for (energy steps)
+                for (int r = 0; r < 3 && virial; r++)
+                {
+                    for (int c = 0; c < 3; c++)
+                    {
+                        vir[r][c] -= 0.5 * block.old[a][r][l] * m[a] * disp[c];
+                    }
+                }
+            }
+        }
+        k0 += n;
+    }
+    for (int r = 0; r < 3; r++)
+    {
+        for (int c = 0; c < 3; c++)
+        {
+            shareVirial(r, c) = vir[r][c];
+        }
+    }
+}
+
+void SettleSet::addVirials(const std::vector<Matrix3>& shareVirials, double dt, Matrix3* virial)
+{
     Matrix3 vir;
-    for (const Matrix3& m : virs)
+    for (const Matrix3& m : shareVirials)
     {
         for (int r = 0; r < 3; r++)
         {

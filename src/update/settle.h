@@ -55,6 +55,15 @@ public:
 
     void apply(const std::vector<RVec>& x, std::vector<RVec>& xprime, std::vector<RVec>* v, double dt,
                const Pbc& pbc, Matrix3* virial, const AtomNames& names) const;
+    /* apply() for waters [begin, end) on the calling thread: their virial
+     * (before the 1/dt^2, as addVirials takes it) to shareVirial when
+     * wantVirial. Throws ConstraintError as apply(). */
+    void applyShare(const std::vector<RVec>& x, std::vector<RVec>& xprime, std::vector<RVec>* v, double dt,
+                    const Pbc& pbc, bool wantVirial, const AtomNames& names, size_t begin, size_t end,
+                    Matrix3& shareVirial) const;
+    /* The shares' virials, summed in order and scaled by 1/dt^2, added to
+     * virial (null: nothing). */
+    static void addVirials(const std::vector<Matrix3>& shareVirials, double dt, Matrix3* virial);
     /* true (default): blocks of waters through the branch-free,
      * vectorised solution; false: the plain twin, one water at a time. */
     void   setVectorised(bool on) { vectorised_ = on; }

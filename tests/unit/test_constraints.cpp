@@ -532,6 +532,97 @@ TEST(Lincs, ThreadsGiveTheOneThreadResultBitForBit)
     omp_set_num_threads(saved);
 }
 
+/* A few bond constraints beside many waters: one thread solves the bonds
+ * while the others start on the waters (Constraints::setBondsBesideWaters).
+ * The same constrained system as SETTLE and then the bonds, to the
+ * rounding of SETTLE's blocks of waters (which fall differently among the
+ * threads), for LINCS and SHAKE and 2-3 threads; errors of either kind
+ * still name their atoms. */
+TEST(Constraints, BondsBesideWatersGiveWhatOneAfterTheOtherGives)
+{
+    std::mt19937                           rng(5);
+    std::uniform_real_distribution<double> u(0.05, 0.95);
+    TestSystem                             s;
+    for (int m = 0; m < 6; m++)
+    {
+        const double f[3] = { u(rng), u(rng), m % 3 == 0 ? 0.995 : u(rng) };
+        addTree(s, m % 2 ? hexane() : branched(), atFractions(s.box, f), rng);
+    }
+    for (int w = 0; w < 301; w++)
+    {
+        const double f[3] = { w % 7 == 0 ? 0.999 : u(rng), u(rng), u(rng) };
+        addWater(s, atFractions(s.box, f), rng);
+    }
+    s.wrap();
+    ASSERT_GT(s.top.constraints.size(), 20u);
+    const auto xp    = perturbed(s.x, 0.01, 29);
+    const int  saved = omp_get_max_threads();
+    for (const auto& alg : { algorithms[0], algorithms[1] })
+    {
+        for (int threads : { 2, 3 })
+        {
+            omp_set_num_threads(threads);
+            Result r[2];
+            for (int beside : { 0, 1 })
+            {
+                Constraints cons(s.top, alg.settings, s.invMass());
+                cons.setBondsBesideWaters(beside == 1);
+                r[beside].xp = xp;
+                r[beside].v.assign(xp.size(), RVec(0.5, -0.25, 1.0));
+                cons.apply(s.x, r[beside].xp, &r[beside].v, dt, s.box, &r[beside].virial);
+            }
+            ASSERT_GT(maxDifference(r[0].xp, xp), 1e-3) << alg.name;
+            EXPECT_LT(maxDeviation(s, r[1].xp), 1e-3) << alg.name;
+            // float positions of about a nanometre: a few roundings
+            EXPECT_LT(maxDifference(r[1].xp, r[0].xp), 1e-6) << alg.name << ", " << threads << " threads";
+            EXPECT_LT(maxDifference(r[1].v, r[0].v), 1e-6 / dt) << alg.name << ", " << threads << " threads";
+            for (int a = 0; a < 3; a++)
+            {
+                for (int b = 0; b < 3; b++)
+                {
+                    EXPECT_NEAR(r[1].virial(a, b), r[0].virial(a, b), 1e-5 * std::abs(r[0].virial(a, a)) + 1e-6)
+                        << alg.name << ", " << threads << " threads";
+                }
+            }
+        }
+    }
+    // a bond's atoms coinciding and a water's oxygen on its hydrogen: each
+    // named, through the concurrent path
+    const constraint_detail::AtomNames names(s.top);
+    const auto&                        c0 = s.top.constraints[3];
+    const auto&                        w0 = s.top.settles[250];
+    for (int which : { 0, 1 })
+    {
+        TestSystem broken = s;
+        if (which == 0)
+        {
+            broken.x[c0.j] = broken.x[c0.i];
+        }
+        std::vector<RVec> xpBroken = xp;
+        if (which == 1)
+        {
+            xpBroken[w0.h1] = xpBroken[w0.o];
+            xpBroken[w0.h2] = xpBroken[w0.o];
+        }
+        omp_set_num_threads(2);
+        Constraints cons(broken.top, lincs(4, 1), broken.invMass());
+        std::vector<RVec> v(xp.size());
+        try
+        {
+            cons.apply(broken.x, xpBroken, &v, dt, broken.box, nullptr);
+            ADD_FAILURE() << "no error for the broken " << (which == 0 ? "bond" : "water");
+        }
+        catch (const ConstraintError& e)
+        {
+            const std::string what = e.what();
+            const int         atom = which == 0 ? c0.i : w0.o;
+            EXPECT_NE(what.find(which == 0 ? "coincide" : "SETTLE"), std::string::npos) << what;
+            EXPECT_NE(what.find(names.describe(atom)), std::string::npos) << what;
+        }
+    }
+    omp_set_num_threads(saved);
+}
+
 TEST(Lincs, AgreesWithShake)
 {
     const TestSystem s  = makeSystem(true, 12);
