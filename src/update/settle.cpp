@@ -389,7 +389,6 @@ void SettleSet::applyShare(const std::vector<RVec>& x, std::vector<RVec>& xprime
                            const Pbc& pbc, bool wantVirial, const AtomNames& names, size_t begin, size_t end,
                            Matrix3& shareVirial) const
 {
-    Matrix3* const virial = wantVirial ? &shareVirial : nullptr; // (only tested for null below)
     // the virial in locals: a Matrix3 reference went through memory
     // on every term (it may alias the positions for the compiler)
     double       vir[3][3] = {};
@@ -427,7 +426,7 @@ void SettleSet::applyShare(const std::vector<RVec>& x, std::vector<RVec>& xprime
             {
                 (*v)[atoms[a]] += RVec(disp[a] * (1 / dt));
             }
-            for (int r = 0; r < 3 && virial; r++)
+            for (int r = 0; r < 3 && wantVirial; r++)
             {
                 for (int c = 0; c < 3; c++)
                 {
@@ -486,7 +485,7 @@ void SettleSet::applyShare(const std::vector<RVec>& x, std::vector<RVec>& xprime
                     (*v)[atoms[a]] += RVec(disp * (1 / dt));
                 }
                 // the virial only where it is asked for (energy steps)
-                for (int r = 0; r < 3 && virial; r++)
+                for (int r = 0; r < 3 && wantVirial; r++)
                 {
                     for (int c = 0; c < 3; c++)
                     {
