@@ -10,7 +10,7 @@ DEB_DEPS := build-essential cmake pkg-config libfftw3-dev libopenmpi-dev openmpi
             nlohmann-json3-dev libfmt-dev libgtest-dev gromacs-data \
             gromacs python3-mdanalysis python3-mdtraj python3-pandas clang \
             python3-matplotlib python3-jsonschema libhwy-dev \
-            iproute2 procps util-linux
+            iproute2 procps util-linux libsimgrid-dev
 
 .PHONY: all deps configure build test run clean
 

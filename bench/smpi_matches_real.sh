@@ -8,11 +8,17 @@
 # times; with -dlb auto one of the two backends differed by 1e-13-4e-13.)
 # usage: bench/smpi_matches_real.sh [SYSTEM_DIR] [RANKS] [STEPS]
 #   defaults: tests/data/systems/water-spce-3k 4 50
+# BIN: the directory of putmd_d and putmd_smpi_d (default build/bin; the
+# test suite's Simgrid.MatchesRealRanks runs this script on its build)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 system=${1:-$root/tests/data/systems/water-spce-3k}
 ranks=${2:-4}
 steps=${3:-50}
+bin=${BIN:-$root/build/bin}
+for f in "$bin/putmd_d" "$bin/putmd_smpi_d"; do
+    [[ -f $f ]] || { echo "smpi_matches_real.sh: $f not found (make build; tools/simgrid/build_smpi.sh putmd_smpi_d)" >&2; exit 2; }
+done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PUTMD_FFTW_PLAN=estimate
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -22,9 +28,9 @@ args=(run -p "$system/topol.top" -c "$system/conf.gro" -f "$work/run.mdp" -nstep
       --fft-transpose pairwise)
 status=0
 for comm in p2p rma; do
-    mpirun --oversubscribe -np "$ranks" "$root/build/bin/putmd_d" "${args[@]}" --comm "$comm" -deffnm "$work/real-$comm" \
+    mpirun --oversubscribe -np "$ranks" "$bin/putmd_d" "${args[@]}" --comm "$comm" -deffnm "$work/real-$comm" \
         > "$work/real-$comm.out" 2>&1
-    "$root/tools/simgrid/smpirun.sh" -platform gbe -np "$ranks" "$root/build-smpi/bin/putmd_smpi_d" "${args[@]}" \
+    "$root/tools/simgrid/smpirun.sh" -platform gbe -np "$ranks" "$bin/putmd_smpi_d" "${args[@]}" \
         --comm "$comm" -deffnm "$work/smpi-$comm" > "$work/smpi-$comm.out" 2>&1
     python3 - "$work/real-$comm.csv" "$work/smpi-$comm.csv" "$comm" "$ranks" "$steps" <<'PY' || status=1
 import csv, sys

@@ -8,7 +8,7 @@
 # For every platform, rank count, --npme (LAYOUTS, default "0 estimate measure":
 # PME on every rank, the estimate's choice, and the faster of npme 0 and the
 # estimate's best K > 0 timed at start-up) and backend (p2p, rma)
-# it runs build-smpi/bin/putmd_smpi through tools/simgrid/smpirun.sh (one
+# it runs build/bin/putmd_smpi through tools/simgrid/smpirun.sh (one
 # rank per simulated host, host speed 1:1 with this machine) and prints the
 # simulated ms per step in the steady state (the log's "Steady state": the
 # steps after the first pair-list window, searches included, the set-up of
@@ -23,7 +23,7 @@
 # 3.32 slows down with many eager messages in flight); compare rank counts
 # at one setting (docs/scaling.md measures both).
 # PUTMD_SMPI_BINARY runs another build of putmd_smpi (default
-# build-smpi/bin/putmd_smpi); KEEP=DIR keeps every run's log there
+# build/bin/putmd_smpi, built here on first use); KEEP=DIR keeps every run's log there
 # (PLATFORM-RANKS-NPME-COMM.log) for its timing table.
 # SMPIRUN_OPTIONS adds options to smpirun itself (e.g.
 # "--cfg=network/crosstraffic:0").
@@ -40,8 +40,11 @@ counts=${2:-16 64}
 system=${3:-$root/tests/data/systems/water-spce-96k}
 steps=${4:-30}
 backends=${5:-p2p rma}
-smpi=${PUTMD_SMPI_BINARY:-$root/build-smpi/bin/putmd_smpi}
-[[ -x $smpi ]] || { echo "smpi_scaling.sh: build $smpi first (cmake -S . -B build-smpi -DPUTMD_SMPI=ON)" >&2; exit 2; }
+smpi=${PUTMD_SMPI_BINARY:-$root/build/bin/putmd_smpi}
+if [[ -z ${PUTMD_SMPI_BINARY:-} ]]; then
+    "$root/tools/simgrid/build_smpi.sh" putmd_smpi || exit 2
+fi
+[[ -f $smpi ]] || { echo "smpi_scaling.sh: $smpi not found" >&2; exit 2; }
 export PUTMD_FFTW_PLAN=estimate
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

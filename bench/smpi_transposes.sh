@@ -3,7 +3,7 @@
 # alltoallv (MPI's collective), pairwise (ordered sendrecv rounds) and rma
 # (puts), one forward + backward pair of the pencil FFT per repetition, the
 # slowest rank's time, median of REPS (bench/fft3d.cpp built for SMPI as
-# build-smpi/bin/fft3d_bench_smpi); and which of the collective-free two
+# build/bin/fft3d_bench_smpi, built here on first use); and which of the collective-free two
 # `--fft-transpose auto` picks (it times pairwise and rma at start-up).
 # usage: bench/smpi_transposes.sh [PLATFORM] [RANKS] [GRIDS] [REPS]
 #   defaults: gbe "4 8 16 32 64" 32,64,128 5
@@ -13,8 +13,8 @@ platform=${1:-gbe}
 ranks=${2:-4 8 16 32 64}
 grids=${3:-32,64,128}
 reps=${4:-5}
-bin=$root/build-smpi/bin/fft3d_bench_smpi
-[[ -x $bin ]] || { echo "smpi_transposes.sh: build $bin first (cmake -S . -B build-smpi -DPUTMD_SMPI=ON; target fft3d_bench_smpi)" >&2; exit 2; }
+bin=$root/build/bin/fft3d_bench_smpi
+"$root/tools/simgrid/build_smpi.sh" fft3d_bench_smpi || exit 2
 echo "platform $platform; simulated hosts compute as this $(lscpu | sed -n 's/^Model name: *//p') core; ms per forward+backward pair, median of $reps"
 printf '| ranks | grid | process grid | alltoallv | pairwise | rma | fastest | auto picks |\n|---|---|---|---|---|---|---|---|\n'
 for n in $ranks; do

@@ -15,9 +15,9 @@
 #
 # usage: bench/smpi_validate.sh [SYSTEM_DIR] [STEPS] [REPEATS]
 #   defaults: tests/data/systems/water-spce-12k 300 3
-# needs: build/bin/putmd and build/bin/pingpong (make build), build-smpi/bin/
-# putmd_smpi (cmake -S . -B build-smpi -DPUTMD_SMPI=ON && cmake --build
-# build-smpi -j2 --target putmd_smpi), root for the namespace hosts.
+# needs: build/bin/putmd and build/bin/pingpong (make build), build/bin/
+# putmd_smpi (built here on first use: tools/simgrid/build_smpi.sh), root for
+# the namespace hosts.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 system=${1:-$root/tests/data/systems/water-spce-12k}
@@ -25,7 +25,8 @@ steps=${2:-300}
 repeats=${3:-3}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PUTMD_FFTW_PLAN=estimate
 putmd=$root/build/bin/putmd
-smpi=$root/build-smpi/bin/putmd_smpi
+smpi=$root/build/bin/putmd_smpi
+"$root/tools/simgrid/build_smpi.sh" putmd_smpi || exit 2
 for f in "$putmd" "$smpi" "$root/build/bin/pingpong"; do
     [[ -x $f ]] || { echo "smpi_validate.sh: $f is missing (see the usage comment)" >&2; exit 2; }
 done

@@ -165,7 +165,14 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
     {
         const int  ranks   = comm::Communicator::worldSize();
         const bool oneNode = comm::Communicator::ranksOnThisNode() == ranks;
-        if (PUTMD_SMPI && ranks > 1)
+        if (PUTMD_SMPI && ranks == 1)
+        {
+            // one simulated rank: nothing to send; shared memory is not
+            // simulated, so not the one-machine choice below
+            backend        = comm::Backend::P2p;
+            run.commChoice = "automatic under SMPI: one rank, p2p (nothing is sent)";
+        }
+        else if (PUTMD_SMPI)
         {
             // simulated cluster: no shared memory; p2p or rma as measured
             // on the simulated network

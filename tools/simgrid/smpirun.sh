@@ -15,8 +15,9 @@
 #              keeps all eager messages in flight in one list that it scans
 #              at each completion, and 1,024 ranks stall in it
 #              (docs/scaling.md measures what the choice changes).
-#   PROGRAM    build-smpi/bin/putmd_smpi or putmd_smpi_d (cmake
-#              -DPUTMD_SMPI=ON), then its arguments as for putmd
+#   PROGRAM    build/bin/putmd_smpi_d (built with putmd when SimGrid is
+#              installed) or build/bin/putmd_smpi (tools/simgrid/
+#              build_smpi.sh putmd_smpi), then its arguments as for putmd
 #
 # The hosts' speed is set so that one second of computation measured on
 # this machine is one simulated second (--cfg=smpi/host-speed equal to the
@@ -56,7 +57,7 @@ done
 [[ $np =~ ^[0-9]+$ && $np -ge 1 ]] || die "-np '$np' is not a rank count; valid: 1 or more"
 [[ $per =~ ^[0-9]+$ && $per -ge 1 ]] || die "-per-host '$per' is not a count; valid: 1 or more"
 [[ $eager =~ ^[0-9]+$ ]] || die "-eager-limit '$eager' is not a byte count; valid: 0 or more (default 65536)"
-[[ $# -gt 0 ]] || die "no program given (build-smpi/bin/putmd_smpi run ...)"
+[[ $# -gt 0 ]] || die "no program given (build/bin/putmd_smpi_d run ...)"
 file=$platform
 [[ -f $file ]] || file=$here/$platform.xml
 [[ -f $file ]] || die "platform '$platform' not found; valid: gbe, 10gbe, ib-fattree, torus, or a file"
@@ -64,10 +65,22 @@ file=$platform
 python3 "$here/check_platform.py" "$file" $(((np + per - 1) / per)) || exit 2
 command -v smpirun >/dev/null || die "smpirun not found; install Debian's libsimgrid-dev"
 hosts=$(mktemp)
-trap 'rm -f "$hosts"' EXIT
+errlog=$(mktemp)
+trap 'rm -f "$hosts" "$errlog"' EXIT
 for ((r = 0; r < np; r++)); do echo "node-$((r / per))"; done > "$hosts"
-smpirun -np "$np" -platform "$file" -hostfile "$hosts" --cfg=smpi/host-speed:1Gf \
+# SimGrid 3.32's smpirun exits with 0 when a rank calls MPI_Abort (as
+# putmd does on an input error on one of several ranks: the others wait
+# forever, and SimGrid ends the simulation as a deadlock): its messages
+# are kept and turned into a failure here
+set +e
+{ smpirun -np "$np" -platform "$file" -hostfile "$hosts" --cfg=smpi/host-speed:1Gf \
     --cfg=smpi/coll-selector:ompi --cfg=smpi/bcast:binomial_tree \
     --cfg=smpi/test:1e-6 --cfg=smpi/iprobe:1e-6 --cfg=smpi/send-is-detached-thresh:"$eager" \
     --log=smpi_mpi.thresh:error --log=xbt_cfg.thresh:warning --log=smpi_config.thresh:warning \
-    "${extra[@]}" "$@"
+    "${extra[@]}" "$@" 2>&1 1>&3 3>&- | tee "$errlog" >&2 3>&-; rc=${PIPESTATUS[0]}; } 3>&1
+set -e
+if [[ $rc -eq 0 ]] && grep -q -E "MPI_Abort was called|Deadlock detected" "$errlog"; then
+    echo "smpirun.sh: a simulated rank called MPI_Abort or the simulation deadlocked (messages above); failing" >&2
+    rc=1
+fi
+exit $rc
