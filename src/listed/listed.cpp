@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/units.h"
+#include "listed/listed_simd.h"
 
 namespace putmd
 {
@@ -307,19 +308,12 @@ DihedralCosSin dihedralCosSin(const Geometry& g, int i, int j, int k, int l)
     return r; // d.phi stays 0: the periodic terms need only cos and sin
 }
 
-/* cos and sin of a term's phase phi0 (radians): exact for 0 and 180
- * degrees, where nearly every force field puts them. */
+/* cos and sin of a term's phase phi0 (radians), as the SIMD loop takes them */
 std::pair<real, real> phaseCosSin(double phi0)
 {
-    if (std::abs(phi0) < 1e-9)
-    {
-        return { real(1), real(0) };
-    }
-    if (std::abs(phi0 - units::pi) < 1e-9 || std::abs(phi0 + units::pi) < 1e-9)
-    {
-        return { real(-1), real(0) };
-    }
-    return { real(std::cos(phi0)), real(std::sin(phi0)) };
+    double c, s;
+    dihedralPhaseCosSin(phi0, &c, &s);
+    return { real(c), real(s) };
 }
 
 double periodicDihedrals(const std::vector<PeriodicDihedral>& list, const Geometry& g, std::vector<RVec>& f)
@@ -514,26 +508,63 @@ void computeListed(const ListedInteractions& l,
                    Matrix3*                  virial)
 {
     const Geometry g{ x, pbc, virial };
+    // the SIMD loops (listed_simd.h) take angles, periodic dihedrals and
+    // pairs on steps without a virial in a rectangular box, in the mixed
+    // build: the same bits, each type in its place in the order below
+    bool          simd = false;
+    ListedSimdBox sb;
+    const float*  xs = nullptr;
+    float*        fs = nullptr;
+#if !PUTMD_DOUBLE
+    simd = !virial && !pbc.box().isTriclinic() && listedSimdAllowed();
+    if (simd)
+    {
+        for (int c = 0; c < 3; c++)
+        {
+            sb.len[c] = float(pbc.box().vectors()(c, c));
+            sb.inv[c] = float(pbc.box().inverse()(c, c));
+        }
+        static_assert(sizeof(RVec) == 3 * sizeof(float));
+        xs = reinterpret_cast<const float*>(x.data());
+        fs = reinterpret_cast<float*>(f.data());
+    }
+#endif
+    auto dihedrals = [&](const std::vector<PeriodicDihedral>& list) {
+        const int n = static_cast<int>(list.size());
+        return simd && periodicDihedralsFitSimd(list.data(), n) ? periodicDihedralsSimd(list.data(), n, xs, fs, sb)
+                                                                : periodicDihedrals(list, g, f);
+    };
     if (!l.bonds.empty()) e.add(EnergyTerm::Bond, bonds<false>(l.bonds, g, f));
     if (!l.g96Bonds.empty()) e.add(EnergyTerm::G96Bond, bonds<true>(l.g96Bonds, g, f));
     if (!l.morseBonds.empty()) e.add(EnergyTerm::Morse, morseBonds(l.morseBonds, g, f));
     if (!l.harmonicPotentials.empty()) e.add(EnergyTerm::HarmonicPot, bonds<false>(l.harmonicPotentials, g, f));
     if (!l.restraintBonds.empty()) e.add(EnergyTerm::RestraintPot, restraintBonds(l.restraintBonds, g, f));
-    if (!l.angles.empty()) e.add(EnergyTerm::Angle, harmonicAngles(l.angles, g, f));
+    if (!l.angles.empty())
+    {
+        e.add(EnergyTerm::Angle, simd ? harmonicAnglesSimd(l.angles.data(), int(l.angles.size()), xs, fs, sb)
+                                      : harmonicAngles(l.angles, g, f));
+    }
     if (!l.g96Angles.empty()) e.add(EnergyTerm::G96Angle, g96Angles(l.g96Angles, g, f));
     if (!l.restrictedAngles.empty()) e.add(EnergyTerm::RestrictedAngles, restrictedAngles(l.restrictedAngles, g, f));
     if (!l.ureyBradley.empty()) e.add(EnergyTerm::UreyBradley, ureyBradley(l.ureyBradley, g, f));
-    if (!l.properDihedrals.empty()) e.add(EnergyTerm::ProperDih, periodicDihedrals(l.properDihedrals, g, f));
+    if (!l.properDihedrals.empty()) e.add(EnergyTerm::ProperDih, dihedrals(l.properDihedrals));
     if (!l.ryckaertBellemans.empty()) e.add(EnergyTerm::RyckaertBell, ryckaertBellemans(l.ryckaertBellemans, g, f));
     if (!l.fourierDihedrals.empty()) e.add(EnergyTerm::FourierDih, ryckaertBellemans(l.fourierDihedrals, g, f));
     if (!l.impropers.empty()) e.add(EnergyTerm::ImproperDih, harmonicImpropers(l.impropers, g, f));
-    if (!l.periodicImpropers.empty()) e.add(EnergyTerm::PerImpDih, periodicDihedrals(l.periodicImpropers, g, f));
+    if (!l.periodicImpropers.empty()) e.add(EnergyTerm::PerImpDih, dihedrals(l.periodicImpropers));
     if (l.connections) e.markPresent(EnergyTerm::ConnectBonds);
     if (!l.cmap.empty()) e.add(EnergyTerm::CmapDih, cmapTorsions(l.cmap, *l.cmapGrids, g, f));
     if (!l.pairs.empty())
     {
         double vlj = 0, vc = 0;
-        pairs14(l.pairs, settings, g, f, &vlj, &vc);
+        if (simd)
+        {
+            pairs14Simd(l.pairs.data(), int(l.pairs.size()), settings.epsfac, xs, fs, sb, &vlj, &vc);
+        }
+        else
+        {
+            pairs14(l.pairs, settings, g, f, &vlj, &vc);
+        }
         e.add(EnergyTerm::LJ14, vlj);
         e.add(EnergyTerm::Coulomb14, vc);
     }

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "nonbonded/exclusion_corrections.h"
+#include "listed/listed_simd.h"
 #include "pme/pme_rows.h"
 
 namespace putmd
@@ -25,6 +26,7 @@ ClusterKernelKind clusterKernelFromEnvironment()
     const std::string s = v;
     if (s == "reference")
     {
+        allowListedSimd(false); // the listed forces' plain loops too
         return ClusterKernelKind::Reference;
     }
     long long cap = 0;

@@ -19,6 +19,8 @@
 #include "core/error.h"
 #include "fft/fft3d.h"
 #include "fft/transpose.h"
+#include "listed/listed.h"
+#include "listed/listed_simd.h"
 #include "nonbonded/cluster_kernel.h"
 #include "nonbonded/ewald_correction.h"
 #include "nonbonded/exclusion_corrections.h"
@@ -434,6 +436,125 @@ TEST(TripletCorrectionsSimd, MatchesThePlainTwinOnEveryInstructionSet)
         }
     }
     EXPECT_GT(checked, 10);
+}
+
+/* The listed forces' SIMD loops (listed_simd.h) against the plain loops of
+ * listed.cpp, their twin, on every instruction set: the same bits for
+ * every force and energy term, on proteins of four force fields (Amber's
+ * several terms per dihedral and periodic impropers, CHARMM, OPLS-AA,
+ * GROMOS), with every atom wrapped into the box after a shift by half of
+ * it (bonded atoms across its faces). Each SIMD loop is also called alone
+ * against a list of its type alone, so that a loop the dispatch never
+ * reached would fail here. */
+TEST(ListedSimd, MatchesThePlainLoopsBitForBitOnEveryInstructionSet)
+{
+    int checked = 0;
+    for (const char* name : { "rnase-amber-cubic", "peptide-charmm27-cubic", "peptide-oplsaa-cubic",
+                              "peptide-gromos-cubic" })
+    {
+        test::TestSystem s   = test::loadTestSystem(name);
+        const Box&       box = s.in.coordinates.box;
+        ASSERT_FALSE(box.isTriclinic()) << name;
+        for (auto& p : s.x)
+        {
+            for (int c = 0; c < 3; c++)
+            {
+                const real len = real(box.vectors()(c, c));
+                p[c] += real(0.5) * len;
+                p[c] -= len * std::floor(p[c] / len);
+            }
+        }
+        const Pbc                 pbc(box);
+        const ListedInteractions& l = s.in.topology.listed;
+        ListedSimdBox             sb;
+        for (int c = 0; c < 3; c++)
+        {
+            sb.len[c] = float(box.vectors()(c, c)), sb.inv[c] = float(box.inverse()(c, c));
+        }
+        ListedSettings            settings;
+        settings.epsfac = 138.935458;
+        auto run = [&](const ListedInteractions& list, bool simd, std::vector<RVec>& f, EnergyTerms& e) {
+            allowListedSimd(simd);
+            f.assign(s.x.size(), RVec());
+            e = EnergyTerms();
+            computeListed(list, settings, s.x, pbc, f, e, nullptr);
+            allowListedSimd(true);
+        };
+        auto expectSame = [&](const std::vector<RVec>& a, const std::vector<RVec>& b, const EnergyTerms& ea,
+                              const EnergyTerms& eb, const std::string& what) {
+            int    differ  = 0;
+            double largest = 0;
+            for (size_t i = 0; i < a.size(); i++)
+            {
+                differ += a[i].x != b[i].x || a[i].y != b[i].y || a[i].z != b[i].z;
+                largest = std::max(largest, double(norm(a[i])));
+            }
+            EXPECT_EQ(differ, 0) << what;
+            EXPECT_GT(largest, 0) << what;
+            for (int k = 0; k < numEnergyTerms; k++)
+            {
+                EXPECT_EQ(ea.present[k], eb.present[k]) << what << ", term " << k;
+                EXPECT_EQ(ea.value[k], eb.value[k]) << what << ", term " << k;
+            }
+        };
+        // each type alone through its SIMD function
+        ListedInteractions dihedralsOnly, anglesOnly, pairsOnly;
+        dihedralsOnly.properDihedrals   = l.properDihedrals;
+        dihedralsOnly.periodicImpropers = l.periodicImpropers;
+        anglesOnly.angles               = l.angles;
+        pairsOnly.pairs                 = l.pairs;
+        std::vector<RVec> plain, simd;
+        EnergyTerms       ePlain, eSimd;
+        for (long long target : clusterKernelTargets())
+        {
+            restrictClusterKernelTarget(target);
+            const std::string where = std::string(name) + " on " + clusterKernelTarget();
+            run(l, false, plain, ePlain);
+            run(l, true, simd, eSimd);
+            expectSame(simd, plain, eSimd, ePlain, where + ", all listed");
+            if (!l.properDihedrals.empty())
+            {
+                run(dihedralsOnly, false, plain, ePlain);
+                simd.assign(s.x.size(), RVec());
+                ASSERT_TRUE(periodicDihedralsFitSimd(l.properDihedrals.data(), int(l.properDihedrals.size())));
+                const double e = periodicDihedralsSimd(l.properDihedrals.data(), int(l.properDihedrals.size()),
+                                                       &s.x.data()->x, &simd.data()->x, sb);
+                const double ei = periodicDihedralsSimd(l.periodicImpropers.data(), int(l.periodicImpropers.size()),
+                                                        &s.x.data()->x, &simd.data()->x, sb);
+                eSimd = EnergyTerms();
+                eSimd.add(EnergyTerm::ProperDih, e);
+                if (!l.periodicImpropers.empty())
+                {
+                    eSimd.add(EnergyTerm::PerImpDih, ei);
+                }
+                expectSame(simd, plain, eSimd, ePlain, where + ", dihedrals alone");
+            }
+            if (!l.angles.empty())
+            {
+                run(anglesOnly, false, plain, ePlain);
+                simd.assign(s.x.size(), RVec());
+                eSimd = EnergyTerms();
+                eSimd.add(EnergyTerm::Angle, harmonicAnglesSimd(l.angles.data(), int(l.angles.size()),
+                                                                &s.x.data()->x, &simd.data()->x, sb));
+                expectSame(simd, plain, eSimd, ePlain, where + ", angles alone");
+            }
+            if (!l.pairs.empty())
+            {
+                run(pairsOnly, false, plain, ePlain);
+                simd.assign(s.x.size(), RVec());
+                double vlj = 0, vc = 0;
+                pairs14Simd(l.pairs.data(), int(l.pairs.size()), settings.epsfac, &s.x.data()->x,
+                            &simd.data()->x, sb, &vlj, &vc);
+                eSimd = EnergyTerms();
+                eSimd.add(EnergyTerm::LJ14, vlj);
+                eSimd.add(EnergyTerm::Coulomb14, vc);
+                expectSame(simd, plain, eSimd, ePlain, where + ", pairs alone");
+            }
+            checked++;
+        }
+        restrictClusterKernelTarget(0);
+    }
+    EXPECT_GE(checked, 4);
 }
 
 /* The series evaluation over SIMD registers (series_simd.h) against its
