@@ -508,8 +508,8 @@ void computeListed(const ListedInteractions& l,
                    Matrix3*                  virial)
 {
     const Geometry g{ x, pbc, virial };
-    // the SIMD loops (listed_simd.h) take angles, periodic dihedrals and
-    // pairs on steps without a virial in a rectangular box, in the mixed
+    // the SIMD loops (listed_simd.h) take harmonic bonds, angles, periodic
+    // dihedrals and pairs on steps without a virial in a rectangular box, in the mixed
     // build: the same bits, each type in its place in the order below
     bool          simd = false;
     ListedSimdBox sb;
@@ -534,10 +534,13 @@ void computeListed(const ListedInteractions& l,
         return simd && periodicDihedralsFitSimd(list.data(), n) ? periodicDihedralsSimd(list.data(), n, xs, fs, sb)
                                                                 : periodicDihedrals(list, g, f);
     };
-    if (!l.bonds.empty()) e.add(EnergyTerm::Bond, bonds<false>(l.bonds, g, f));
+    auto harmonicBonds = [&](const std::vector<HarmonicBond>& list) {
+        return simd ? harmonicBondsSimd(list.data(), int(list.size()), xs, fs, sb) : bonds<false>(list, g, f);
+    };
+    if (!l.bonds.empty()) e.add(EnergyTerm::Bond, harmonicBonds(l.bonds));
     if (!l.g96Bonds.empty()) e.add(EnergyTerm::G96Bond, bonds<true>(l.g96Bonds, g, f));
     if (!l.morseBonds.empty()) e.add(EnergyTerm::Morse, morseBonds(l.morseBonds, g, f));
-    if (!l.harmonicPotentials.empty()) e.add(EnergyTerm::HarmonicPot, bonds<false>(l.harmonicPotentials, g, f));
+    if (!l.harmonicPotentials.empty()) e.add(EnergyTerm::HarmonicPot, harmonicBonds(l.harmonicPotentials));
     if (!l.restraintBonds.empty()) e.add(EnergyTerm::RestraintPot, restraintBonds(l.restraintBonds, g, f));
     if (!l.angles.empty())
     {

@@ -310,6 +310,49 @@ double HarmonicAnglesSimd(const HarmonicAngle* list, int n, const float* x, floa
     return energy;
 }
 
+double HarmonicBondsSimd(const HarmonicBond* list, int n, const float* x, float* f, const ListedSimdBox& box)
+{
+    const D    d;
+    const int  W = static_cast<int>(hn::Lanes(d));
+    const BoxV bv(box);
+    const V    zero = hn::Zero(d), one = hn::Set(d, 1.0f);
+    HWY_ALIGN int32_t atom[2][c_maxLanes];
+    HWY_ALIGN float   b0[c_maxLanes], kb[c_maxLanes], diff[c_maxLanes], fo[1][3][c_maxLanes];
+    double            energy = 0;
+    for (int t = 0; t < n; t += W)
+    {
+        const int lanes = std::min(W, n - t);
+        for (int l = 0; l < W; l++)
+        {
+            const HarmonicBond& b = list[t + (l < lanes ? l : lanes - 1)];
+            atom[0][l]            = 3 * b.i;
+            atom[1][l]            = 3 * b.j;
+            b0[l]                 = float(b.b0);
+            kb[l]                 = float(b.kb);
+        }
+        V xi[3], xj[3], dv[3];
+        gatherAtoms(x, atom[0], xi);
+        gatherAtoms(x, atom[1], xj);
+        bv.dx(xi, xj, dv);
+        const V    r     = hn::Sqrt(dot3(dv, dv));
+        const V    dr    = hn::Sub(r, hn::Load(d, b0));
+        const auto pos   = hn::Gt(r, zero);
+        const V    fscal = hn::IfThenElseZero(pos, hn::Div(hn::Mul(hn::Neg(hn::Load(d, kb)), dr), hn::IfThenElse(pos, r, one)));
+        hn::Store(dr, d, diff);
+        for (int c = 0; c < 3; c++)
+        {
+            hn::Store(hn::Mul(dv[c], fscal), d, fo[0][c]);
+        }
+        for (int l = 0; l < lanes; l++)
+        {
+            energy += 0.5 * list[t + l].kb * double(diff[l]) * double(diff[l]);
+            addForce(f, atom[0][l], fo[0], l, false);
+            addForce(f, atom[1][l], fo[0], l, true);
+        }
+    }
+    return energy;
+}
+
 void Pairs14Simd(const Pair14* list, int n, double epsfac, const float* x, float* f, const ListedSimdBox& box,
                  double* vlj, double* vcoul)
 {
@@ -371,6 +414,7 @@ namespace putmd
 HWY_EXPORT(PeriodicDihedralsSimd);
 HWY_EXPORT(HarmonicAnglesSimd);
 HWY_EXPORT(Pairs14Simd);
+HWY_EXPORT(HarmonicBondsSimd);
 
 namespace
 {
@@ -406,6 +450,11 @@ double periodicDihedralsSimd(const PeriodicDihedral* list, int n, const float* x
 double harmonicAnglesSimd(const HarmonicAngle* list, int n, const float* x, float* f, const ListedSimdBox& box)
 {
     return n > 0 ? HWY_DYNAMIC_DISPATCH(HarmonicAnglesSimd)(list, n, x, f, box) : 0.0;
+}
+
+double harmonicBondsSimd(const HarmonicBond* list, int n, const float* x, float* f, const ListedSimdBox& box)
+{
+    return n > 0 ? HWY_DYNAMIC_DISPATCH(HarmonicBondsSimd)(list, n, x, f, box) : 0.0;
 }
 
 void pairs14Simd(const Pair14* list, int n, double epsfac, const float* x, float* f, const ListedSimdBox& box,

@@ -1,5 +1,6 @@
 /* listed/listed_simd.h — the most numerous listed interactions of a protein
- * (periodic dihedrals, harmonic angles, 1-4 pairs) over SIMD registers.
+ * (periodic dihedrals, harmonic angles, 1-4 pairs, harmonic bonds) over
+ * SIMD registers.
  *
  * Rnase (1,869 protein atoms: 5,489 dihedral terms, 4,863 pairs, 3,368
  * angles) spent about 1 ms per step in the listed forces on one Emerald
@@ -46,6 +47,7 @@ bool periodicDihedralsFitSimd(const PeriodicDihedral* list, int n);
 /* The forces of the terms added to f (3 floats per atom); the energy
  * returned (summed in double in list order). x: 3 floats per atom. */
 double periodicDihedralsSimd(const PeriodicDihedral* list, int n, const float* x, float* f, const ListedSimdBox& box);
+double harmonicBondsSimd(const HarmonicBond* list, int n, const float* x, float* f, const ListedSimdBox& box);
 double harmonicAnglesSimd(const HarmonicAngle* list, int n, const float* x, float* f, const ListedSimdBox& box);
 /* Lennard-Jones and Coulomb 1-4 energies added to *vlj, *vcoul. */
 void pairs14Simd(const Pair14* list, int n, double epsfac, const float* x, float* f, const ListedSimdBox& box,

@@ -438,7 +438,8 @@ TEST(TripletCorrectionsSimd, MatchesThePlainTwinOnEveryInstructionSet)
     EXPECT_GT(checked, 10);
 }
 
-/* The listed forces' SIMD loops (listed_simd.h) against the plain loops of
+/* The listed forces' SIMD loops (listed_simd.h: bonds, angles, periodic
+ * dihedrals, 1-4 pairs) against the plain loops of
  * listed.cpp, their twin, on every instruction set: the same bits for
  * every force and energy term, on proteins of four force fields (Amber's
  * several terms per dihedral and periodic impropers, CHARMM, OPLS-AA,
@@ -448,7 +449,7 @@ TEST(TripletCorrectionsSimd, MatchesThePlainTwinOnEveryInstructionSet)
  * reached would fail here. */
 TEST(ListedSimd, MatchesThePlainLoopsBitForBitOnEveryInstructionSet)
 {
-    int checked = 0;
+    int checked = 0, withEach = 0;
     for (const char* name : { "rnase-amber-cubic", "peptide-charmm27-cubic", "peptide-oplsaa-cubic",
                               "peptide-gromos-cubic" })
     {
@@ -498,13 +499,15 @@ TEST(ListedSimd, MatchesThePlainLoopsBitForBitOnEveryInstructionSet)
             }
         };
         // each type alone through its SIMD function
-        ListedInteractions dihedralsOnly, anglesOnly, pairsOnly;
+        ListedInteractions dihedralsOnly, anglesOnly, pairsOnly, bondsOnly;
+        bondsOnly.bonds                 = l.bonds;
         dihedralsOnly.properDihedrals   = l.properDihedrals;
         dihedralsOnly.periodicImpropers = l.periodicImpropers;
         anglesOnly.angles               = l.angles;
         pairsOnly.pairs                 = l.pairs;
         std::vector<RVec> plain, simd;
         EnergyTerms       ePlain, eSimd;
+        withEach += !l.bonds.empty() && !l.angles.empty() && !l.properDihedrals.empty() && !l.pairs.empty();
         for (long long target : clusterKernelTargets())
         {
             restrictClusterKernelTarget(target);
@@ -538,6 +541,15 @@ TEST(ListedSimd, MatchesThePlainLoopsBitForBitOnEveryInstructionSet)
                                                                 &s.x.data()->x, &simd.data()->x, sb));
                 expectSame(simd, plain, eSimd, ePlain, where + ", angles alone");
             }
+            if (!l.bonds.empty())
+            {
+                run(bondsOnly, false, plain, ePlain);
+                simd.assign(s.x.size(), RVec());
+                eSimd = EnergyTerms();
+                eSimd.add(EnergyTerm::Bond, harmonicBondsSimd(l.bonds.data(), int(l.bonds.size()),
+                                                              &s.x.data()->x, &simd.data()->x, sb));
+                expectSame(simd, plain, eSimd, ePlain, where + ", bonds alone");
+            }
             if (!l.pairs.empty())
             {
                 run(pairsOnly, false, plain, ePlain);
@@ -555,6 +567,7 @@ TEST(ListedSimd, MatchesThePlainLoopsBitForBitOnEveryInstructionSet)
         restrictClusterKernelTarget(0);
     }
     EXPECT_GE(checked, 4);
+    EXPECT_GE(withEach, 1); // a system with every type the SIMD loops take
 }
 
 /* The series evaluation over SIMD registers (series_simd.h) against its
