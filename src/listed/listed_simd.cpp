@@ -9,7 +9,6 @@
 
 #include <hwy/highway.h>
 
-#include "core/units.h"
 #include "listed/listed_simd.h"
 
 // (compiled without contraction: every multiply and add of the plain loops
@@ -463,23 +462,6 @@ void pairs14Simd(const Pair14* list, int n, double epsfac, const float* x, float
     if (n > 0)
     {
         HWY_DYNAMIC_DISPATCH(Pairs14Simd)(list, n, epsfac, x, f, box, vlj, vcoul);
-    }
-}
-
-void dihedralPhaseCosSin(double phi0, double* c, double* s)
-{
-    constexpr double pi = units::pi;
-    if (std::abs(phi0) < 1e-9)
-    {
-        *c = 1, *s = 0;
-    }
-    else if (std::abs(phi0 - pi) < 1e-9 || std::abs(phi0 + pi) < 1e-9)
-    {
-        *c = -1, *s = 0;
-    }
-    else
-    {
-        *c = std::cos(phi0), *s = std::sin(phi0);
     }
 }
 

@@ -23,6 +23,9 @@
  */
 #pragma once
 
+#include <cmath>
+
+#include "core/units.h"
 #include "topology/topology.h"
 
 namespace putmd
@@ -54,7 +57,22 @@ void pairs14Simd(const Pair14* list, int n, double epsfac, const float* x, float
                  double* vlj, double* vcoul);
 
 /* cos and sin of a dihedral term's phase phi0 (radians): exact for 0 and
- * 180 degrees, where nearly every force field puts them. */
-void dihedralPhaseCosSin(double phi0, double* c, double* s);
+ * 180 degrees, where nearly every force field puts them (inline: both
+ * loops take it for every term of every step). */
+inline void dihedralPhaseCosSin(double phi0, double* c, double* s)
+{
+    if (std::abs(phi0) < 1e-9)
+    {
+        *c = 1, *s = 0;
+    }
+    else if (std::abs(phi0 - units::pi) < 1e-9 || std::abs(phi0 + units::pi) < 1e-9)
+    {
+        *c = -1, *s = 0;
+    }
+    else
+    {
+        *c = std::cos(phi0), *s = std::sin(phi0);
+    }
+}
 
 } // namespace putmd
