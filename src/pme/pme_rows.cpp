@@ -42,38 +42,6 @@ typedef float V4 __attribute__((vector_size(16)));
     return (v[0] + v[2]) + (v[1] + v[3]);
 }
 
-/* The first points of an atom's rows: row (a, b) starts at xrow[a] + yo[b]
- * (x plane idx[0] + a, y row idx[1] + b, z = idx[2]). Where the atom's
- * four planes and four rows do not wrap (most atoms) they lie at fixed
- * strides from the first, without the wrap tables' loads and multiplies.
- * (The rows' arithmetic stays one loop after this: the FMA copy's fused
- * multiply-adds are GCC's contractions, which a product shared by two
- * branches would lose.) */
-template<typename Grid>
-[[gnu::always_inline]] inline void rowStarts(Grid* grid, const GridRows& g, const int* idx, Grid* xrow[4], size_t yo[4])
-{
-    const size_t plane = size_t(g.K[1]) * g.zStride, zs = g.zStride;
-    const int    x0 = g.wx[idx[0]], y0 = g.wy[idx[1]];
-    if (g.wx[idx[0] + 3] == x0 + 3 && g.wy[idx[1] + 3] == y0 + 3)
-    {
-        Grid* const first = grid + size_t(x0) * plane + idx[2];
-        const size_t y0o  = size_t(y0) * zs;
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; k++)
-        {
-            xrow[k] = first + size_t(k) * plane;
-            yo[k]   = y0o + size_t(k) * zs;
-        }
-        return;
-    }
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; k++)
-    {
-        xrow[k] = grid + size_t(g.wx[idx[0] + k]) * plane + idx[2];
-        yo[k]   = size_t(g.wy[idx[1] + k]) * zs;
-    }
-}
-
 /* One atom's charge onto 16 rows: a row update is a multiply and an add
  * (one instruction where the copy has FMA). */
 [[gnu::always_inline]] inline void spreadRows(float* grid, const GridRows& g, const int* idx, float qi,
@@ -81,19 +49,19 @@ template<typename Grid>
 {
     const V4 vtz = load4(tz);
     V4       tyz[4];
-    float*   xrows[4];
     size_t   yo[4];
-    rowStarts(grid, g, idx, xrows, yo);
 #pragma GCC unroll 4
     for (int b = 0; b < 4; b++)
     {
         tyz[b] = splat(ty[b]) * vtz;
+        yo[b]  = size_t(g.wy[idx[1] + b]) * g.zStride;
     }
+    const size_t plane = size_t(g.K[1]) * g.zStride;
 #pragma GCC unroll 4
     for (int a = 0; a < 4; a++)
     {
         const V4     qa   = splat(qi * tx[a]);
-        float* const xrow = xrows[a];
+        float* const xrow = grid + size_t(g.wx[idx[0] + a]) * plane + idx[2];
 #pragma GCC unroll 4
         for (int b = 0; b < 4; b++)
         {
@@ -110,21 +78,21 @@ template<typename Grid>
                                               const float* tx, const float* ty, const float* tz, const float* dtx,
                                               const float* dty, const float* dtz, float fu[3])
 {
-    V4           vty[4], vdty[4];
-    const float* xrows[4];
-    size_t       yo[4];
-    rowStarts(grid, g, idx, xrows, yo);
+    V4     vty[4], vdty[4];
+    size_t yo[4];
 #pragma GCC unroll 4
     for (int b = 0; b < 4; b++)
     {
         vty[b]  = splat(ty[b]);
         vdty[b] = splat(dty[b]);
+        yo[b]   = size_t(g.wy[idx[1] + b]) * g.zStride;
     }
-    V4 f0 = splat(0), f1 = splat(0), f2 = splat(0);
+    const size_t plane = size_t(g.K[1]) * g.zStride;
+    V4           f0 = splat(0), f1 = splat(0), f2 = splat(0);
 #pragma GCC unroll 4
     for (int a = 0; a < 4; a++)
     {
-        const float* const xrow = xrows[a];
+        const float* const xrow = grid + size_t(g.wx[idx[0] + a]) * plane + idx[2];
         V4                 sx = splat(0), sy = splat(0);
 #pragma GCC unroll 4
         for (int b = 0; b < 4; b++)
