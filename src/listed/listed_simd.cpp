@@ -103,7 +103,9 @@ double PeriodicDihedralsSimd(const PeriodicDihedral* list, int n, const float* x
     HWY_ALIGN int32_t mult[c_maxLanes], has[c_maxLanes];
     HWY_ALIGN float   fo[4][3][c_maxLanes], skip[c_maxLanes];
     int               start[c_maxLanes], count[c_maxLanes];
-    std::vector<float> cs; // per lane and term: cos(mult phi - phi0), for the energies
+    // per lane and term: cos(mult phi - phi0), for the energies (kept per
+    // thread: no allocation per call, which is every step)
+    thread_local std::vector<float> cs;
     double            energy = 0;
     auto sameAtoms = [&](int a, int b) {
         return list[a].i == list[b].i && list[a].j == list[b].j && list[a].k == list[b].k && list[a].l == list[b].l;

@@ -515,52 +515,49 @@ TEST(ListedSimd, MatchesThePlainLoopsBitForBitOnEveryInstructionSet)
             run(l, false, plain, ePlain);
             run(l, true, simd, eSimd);
             expectSame(simd, plain, eSimd, ePlain, where + ", all listed");
+            // one type through its SIMD function against the plain loops on
+            // a list of that type alone; simdCall(x, f, e) adds forces and terms
+            auto alone = [&](const ListedInteractions& only, const char* what, auto&& simdCall) {
+                run(only, false, plain, ePlain);
+                simd.assign(s.x.size(), RVec());
+                eSimd = EnergyTerms();
+                simdCall(&s.x.data()->x, &simd.data()->x, eSimd);
+                expectSame(simd, plain, eSimd, ePlain, where + ", " + what + " alone");
+            };
             if (!l.properDihedrals.empty())
             {
-                run(dihedralsOnly, false, plain, ePlain);
-                simd.assign(s.x.size(), RVec());
                 ASSERT_TRUE(periodicDihedralsFitSimd(l.properDihedrals.data(), int(l.properDihedrals.size())));
-                const double e = periodicDihedralsSimd(l.properDihedrals.data(), int(l.properDihedrals.size()),
-                                                       &s.x.data()->x, &simd.data()->x, sb);
-                const double ei = periodicDihedralsSimd(l.periodicImpropers.data(), int(l.periodicImpropers.size()),
-                                                        &s.x.data()->x, &simd.data()->x, sb);
-                eSimd = EnergyTerms();
-                eSimd.add(EnergyTerm::ProperDih, e);
-                if (!l.periodicImpropers.empty())
-                {
-                    eSimd.add(EnergyTerm::PerImpDih, ei);
-                }
-                expectSame(simd, plain, eSimd, ePlain, where + ", dihedrals alone");
+                alone(dihedralsOnly, "dihedrals", [&](const float* xs, float* fs, EnergyTerms& e) {
+                    e.add(EnergyTerm::ProperDih, periodicDihedralsSimd(l.properDihedrals.data(),
+                                                                       int(l.properDihedrals.size()), xs, fs, sb));
+                    const double ei = periodicDihedralsSimd(l.periodicImpropers.data(),
+                                                            int(l.periodicImpropers.size()), xs, fs, sb);
+                    if (!l.periodicImpropers.empty())
+                    {
+                        e.add(EnergyTerm::PerImpDih, ei);
+                    }
+                });
             }
             if (!l.angles.empty())
             {
-                run(anglesOnly, false, plain, ePlain);
-                simd.assign(s.x.size(), RVec());
-                eSimd = EnergyTerms();
-                eSimd.add(EnergyTerm::Angle, harmonicAnglesSimd(l.angles.data(), int(l.angles.size()),
-                                                                &s.x.data()->x, &simd.data()->x, sb));
-                expectSame(simd, plain, eSimd, ePlain, where + ", angles alone");
+                alone(anglesOnly, "angles", [&](const float* xs, float* fs, EnergyTerms& e) {
+                    e.add(EnergyTerm::Angle, harmonicAnglesSimd(l.angles.data(), int(l.angles.size()), xs, fs, sb));
+                });
             }
             if (!l.bonds.empty())
             {
-                run(bondsOnly, false, plain, ePlain);
-                simd.assign(s.x.size(), RVec());
-                eSimd = EnergyTerms();
-                eSimd.add(EnergyTerm::Bond, harmonicBondsSimd(l.bonds.data(), int(l.bonds.size()),
-                                                              &s.x.data()->x, &simd.data()->x, sb));
-                expectSame(simd, plain, eSimd, ePlain, where + ", bonds alone");
+                alone(bondsOnly, "bonds", [&](const float* xs, float* fs, EnergyTerms& e) {
+                    e.add(EnergyTerm::Bond, harmonicBondsSimd(l.bonds.data(), int(l.bonds.size()), xs, fs, sb));
+                });
             }
             if (!l.pairs.empty())
             {
-                run(pairsOnly, false, plain, ePlain);
-                simd.assign(s.x.size(), RVec());
-                double vlj = 0, vc = 0;
-                pairs14Simd(l.pairs.data(), int(l.pairs.size()), settings.epsfac, &s.x.data()->x,
-                            &simd.data()->x, sb, &vlj, &vc);
-                eSimd = EnergyTerms();
-                eSimd.add(EnergyTerm::LJ14, vlj);
-                eSimd.add(EnergyTerm::Coulomb14, vc);
-                expectSame(simd, plain, eSimd, ePlain, where + ", pairs alone");
+                alone(pairsOnly, "pairs", [&](const float* xs, float* fs, EnergyTerms& e) {
+                    double vlj = 0, vc = 0;
+                    pairs14Simd(l.pairs.data(), int(l.pairs.size()), settings.epsfac, xs, fs, sb, &vlj, &vc);
+                    e.add(EnergyTerm::LJ14, vlj);
+                    e.add(EnergyTerm::Coulomb14, vc);
+                });
             }
             checked++;
         }
