@@ -10,7 +10,12 @@
  *   - lost = wall - the threads' mean busy time: what the region's
  *     imbalance, fork and join cost the run;
  *   - gap = the calling thread's time since the previous region ended
- *     (serial work, while the other threads wait).
+ *     (serial work, while the other threads wait);
+ *   - per thread, late = from the fork to the start of its body (waking
+ *     the team) and slack = from the end of its body to the join (waiting
+ *     for the others, then the join itself). Where the busy times are
+ *     equal but the slacks are not small, the threads finish apart call
+ *     by call, in turn: per-call imbalance that the sums hide.
  * It writes one line per region to stderr (bench/omp_regions.sh names the
  * bodies and sorts them). Only GOMP_parallel is wrapped (not the older
  * GOMP_parallel_start/end pair, nor tasks). Written for putmd's
@@ -32,13 +37,13 @@ struct Call
 {
     Body   body;
     void*  data;
-    double busy[kMaxThreads];
+    double busy[kMaxThreads], start[kMaxThreads], end[kMaxThreads];
 };
 
 struct Region
 {
     Body   body;
-    double calls, wall, gap, busy[kMaxThreads];
+    double calls, wall, gap, busy[kMaxThreads], late[kMaxThreads], slack[kMaxThreads];
 };
 
 static struct Region regions[kMaxRegions];
@@ -60,7 +65,9 @@ static void timedBody(void* p)
     c->body(c->data);
     if (t < kMaxThreads)
     {
-        c->busy[t] = now() - s;
+        c->start[t] = s;
+        c->end[t]   = now();
+        c->busy[t]  = c->end[t] - s;
     }
 }
 
@@ -87,6 +94,16 @@ static void report(void)
         for (int t = 0; t < maxThreads; t++)
         {
             fprintf(stderr, " %.6f", g->busy[t]);
+        }
+        fprintf(stderr, " late");
+        for (int t = 0; t < maxThreads; t++)
+        {
+            fprintf(stderr, " %.6f", g->late[t]);
+        }
+        fprintf(stderr, " slack");
+        for (int t = 0; t < maxThreads; t++)
+        {
+            fprintf(stderr, " %.6f", g->slack[t]);
         }
         fprintf(stderr, " at %s 0x%lx\n", file, offset);
     }
@@ -128,6 +145,11 @@ void GOMP_parallel(Body body, void* data, unsigned numThreads, unsigned flags)
     for (int t = 0; t < kMaxThreads; t++)
     {
         g->busy[t] += c.busy[t];
+        if (c.busy[t] > 0)
+        {
+            g->late[t] += c.start[t] - s;
+            g->slack[t] += e - c.end[t];
+        }
         if (c.busy[t] > 0 && t + 1 > maxThreads)
         {
             maxThreads = t + 1;
