@@ -1,14 +1,11 @@
 /* app/npme_trial.h — `--npme auto`, measured at start-up.
  *
- * The estimate (chooseNpme, pme/pme_ranks.h) weighs arithmetic: pairs in
- * the cut-off against grid points and spline work, with one constant for
- * what PME on every rank costs in communication. It knows nothing of the
- * network, of how the mesh scales over these ranks, or of PP ranks waiting
- * for PME ranks; on simulated clusters it chose separate PME ranks where
- * they lost (docs/scaling.md). GROMACS leaves this measurement to the user
- * (gmx tune_pme runs each layout); putmd makes it at start-up, as it times
- * the transposes and the backends:
- *
+ * The estimate (chooseNpme, pme/pme_ranks.h, with the model of
+ * pme/npme_model.h) predicts each layout's step from its arithmetic and
+ * its messages on a measured network, with a few constants; it knows
+ * nothing of load imbalance or congestion. GROMACS leaves this measurement
+ * to the user (gmx tune_pme runs each layout); putmd makes it at start-up,
+ * as it times the transposes and the backends:
  * - the candidates are npme 0 and the estimate's fastest layout with
  *   separate PME ranks (when its PP ranks can cut the box);
  * - each candidate runs the real MD from the start, in a scratch directory:

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "comm/link_probe.h"
+#include "core/real.h"
 #include "core/units.h"
 #include "domdec/dd_grid.h"
 #include "domdec/update_groups.h"
@@ -54,19 +56,35 @@ std::string ddProblem(const SystemInputs& in, const ParallelRequest& request, do
 
 NpmeChoice estimateWithHalo(const SystemInputs& in, const ParallelRequest& request, int n, double halo)
 {
-    const MdpOptions&   mdp          = in.mdp;
-    const PmeGridChoice grid         = choosePmeGrid(in.coordinates.box, mdp);
-    const double        rc           = std::max(mdp.rcoulomb, mdp.rvdw);
-    const double        density      = in.topology.numAtoms / in.coordinates.box.volume();
-    const double        pairsPerAtom = 0.5 * density * 4.0 / 3.0 * units::pi * rc * rc * rc;
-    auto                usable       = [&](int numPp) {
+    const MdpOptions& mdp = in.mdp;
+    NpmeModelInput    model;
+    model.worldSize    = n;
+    model.numAtoms     = in.topology.numAtoms;
+    const double rc    = std::max(mdp.rcoulomb, mdp.rvdw);
+    const double density = in.topology.numAtoms / in.coordinates.box.volume();
+    model.pairsPerAtom = 0.5 * density * 4.0 / 3.0 * units::pi * rc * rc * rc;
+    model.pmeGrid      = choosePmeGrid(in.coordinates.box, mdp).n;
+    model.pmeOrder     = mdp.pmeOrder;
+    model.box          = in.coordinates.box;
+    model.haloDistance = halo;
+    model.bytesPerReal = sizeof(real);
+    model.ddGrid       = [&](int numPp) -> std::optional<DdGrid> {
         if (numPp < n && !comm::backendSupportsSubgroups(request.backend))
         {
-            return false; // shmem: no separate PME ranks
+            return std::nullopt; // shmem: no separate PME ranks
         }
-        return ddProblem(in, request, halo, numPp).empty();
+        try
+        {
+            return chooseDdGrid(in.coordinates.box, numPp, halo, request.ddGrid);
+        }
+        catch (const std::exception&)
+        {
+            return std::nullopt;
+        }
     };
-    return chooseNpme(n, in.topology.numAtoms, pairsPerAtom, grid.n, mdp.pmeOrder, usable);
+    // the network's costs: measured when the ranks span machines (collective)
+    const comm::NetworkCost net = n > 1 ? comm::probeNetworkCost() : comm::NetworkCost{};
+    return chooseNpme(model, net);
 }
 
 } // namespace

@@ -4,6 +4,8 @@
 
 #include <mpi.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -47,18 +49,71 @@ double timeBackend(Backend backend, int sendTo, const std::vector<int>& recvFrom
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return slowest;
 }
-} // namespace
 
-LinkProbe probeLinksAcrossMachines()
+/* Every rank's machine, named by its first world rank. */
+std::vector<int> machinesOfRanks(int rank, int size)
 {
-    const int rank = Communicator::worldRank(), size = Communicator::worldSize();
-    // every rank's machine, named by its first world rank
     MPI_Comm machine = splitByMachine(MPI_COMM_WORLD, rank);
     int      first   = rank;
     MPI_Allreduce(&rank, &first, 1, MPI_INT, MPI_MIN, machine);
     MPI_Comm_free(&machine);
     std::vector<int> machineOf(static_cast<std::size_t>(size));
     MPI_Allgather(&first, 1, MPI_INT, machineOf.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    return machineOf;
+}
+
+constexpr int kCostTag    = 907;
+constexpr int kBurst      = 16;
+constexpr int kCostWarmUp = 2;
+constexpr int kCostRounds = 10;
+
+/* Seconds of one execution of a pattern every rank runs at once, as the
+ * transposes and the redistribution do: each rank sends `count` messages
+ * of `bytes` to the ranks `stride`, 2 stride, ... after it (cyclically)
+ * and receives as many from the ranks as far before it. kCostRounds
+ * executions follow each other, each with another stride (partners near
+ * and far in rank order), after kCostWarmUp and a barrier; the slowest
+ * rank's time over the whole chain counts, divided by the executions (so
+ * that the ranks' skew leaving the barrier is spread over them). */
+double allRanksExchange(int rank, int size, int count, std::size_t bytes)
+{
+    std::vector<std::byte>              out(bytes);
+    std::vector<std::vector<std::byte>> in(static_cast<std::size_t>(count), std::vector<std::byte>(bytes));
+    std::vector<MPI_Request>            req(2 * static_cast<std::size_t>(count));
+    auto execute = [&](int round) {
+        const int stride = 1 + static_cast<int>((long(round) * 7919) % std::max(1, (size - 1) / count));
+        for (int m = 0; m < count; ++m)
+        {
+            const int k    = (m + 1) * stride % size;
+            const int to   = (rank + k) % size;
+            const int from = (rank - k + size) % size;
+            MPI_Irecv(in[static_cast<std::size_t>(m)].data(), static_cast<int>(bytes), MPI_BYTE, from, kCostTag,
+                      MPI_COMM_WORLD, &req[2 * static_cast<std::size_t>(m)]);
+            MPI_Isend(out.data(), static_cast<int>(bytes), MPI_BYTE, to, kCostTag, MPI_COMM_WORLD,
+                      &req[2 * static_cast<std::size_t>(m) + 1]);
+        }
+        MPI_Waitall(2 * count, req.data(), MPI_STATUSES_IGNORE);
+    };
+    for (int round = 0; round < kCostWarmUp; ++round)
+    {
+        execute(round);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = nowSeconds();
+    for (int round = kCostWarmUp; round < kCostWarmUp + kCostRounds; ++round)
+    {
+        execute(round);
+    }
+    double mine = (nowSeconds() - t0) / kCostRounds, slowest = 0;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return slowest;
+}
+} // namespace
+
+LinkProbe probeLinksAcrossMachines()
+{
+    const int              rank = Communicator::worldRank(), size = Communicator::worldSize();
+    const std::vector<int> machineOf = machinesOfRanks(rank, size);
 
     // each rank sends to the next rank on another machine; every rank knows
     // every rank's choice, so it knows whom it receives from
@@ -95,6 +150,34 @@ LinkProbe probeLinksAcrossMachines()
         const long n = std::count(machineOf.begin(), machineOf.end(), f);
         out.ranksPerMachine += (out.ranksPerMachine.empty() ? "" : ", ") + std::to_string(n);
     }
+    return out;
+}
+
+NetworkCost probeNetworkCost()
+{
+    const int rank = Communicator::worldRank(), size = Communicator::worldSize();
+    if (size < 2)
+    {
+        return NetworkCost{}; // one rank (or serial mode, no MPI)
+    }
+    const std::vector<int> machineOf = machinesOfRanks(rank, size);
+    const bool             oneMachine =
+        !PUTMD_SMPI && std::count(machineOf.begin(), machineOf.end(), machineOf[0]) == size;
+    if (oneMachine)
+    {
+        return NetworkCost{};
+    }
+    // every rank at once (the network as loaded as in a transpose): one
+    // message of 8 bytes each way (a latency), kBurst of them (+ kBurst - 1
+    // per-message costs), one of 64 KiB (+ its bytes)
+    const double one  = allRanksExchange(rank, size, 1, 8);
+    const double many = allRanksExchange(rank, size, std::min(kBurst, size - 1), 8);
+    const double big  = allRanksExchange(rank, size, 1, 64 * 1024);
+    NetworkCost  out;
+    out.latency    = one;
+    out.perMessage = std::max(0.0, (many - one) / std::max(1, std::min(kBurst, size - 1) - 1));
+    out.perByte    = std::max(0.0, (big - one) / (64 * 1024 - 8));
+    out.source     = fmt::format("measured at start-up, all {} ranks exchanging at once", size);
     return out;
 }
 

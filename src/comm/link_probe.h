@@ -30,4 +30,28 @@ struct LinkProbe
 /* Collective over the world (parallel mode, more than one machine). */
 LinkProbe probeLinksAcrossMachines();
 
+/* What a message costs on the network the ranks span, for the prediction
+ * of --npme (pme/npme_model.h). On one machine: constants, measured with 2
+ * ranks of water-spce-12k through shared memory (their PME traffic, about
+ * 0.9 MB a step, took 0.14 ms), so that the choice is the same in every
+ * run. */
+struct NetworkCost
+{
+    double      latency    = 1.0e-6;  // s, one message in a chain of dependent ones
+    double      perMessage = 0.3e-6;  // s, each message of a burst beyond the first
+    double      perByte    = 0.15e-9; // s per byte moved
+    std::string source     = "one machine (shared-memory constants)";
+};
+
+/* Collective over the world. All ranks on one machine: the constants.
+ * Otherwise (and always under SMPI, whose hosts share no memory) every
+ * rank exchanges with others at once, as in a transpose, so that the
+ * figures are those of a loaded network: one message of 8 bytes each way
+ * (the latency), 16 at once (+15 per-message costs), one of 64 KiB (+ its
+ * bytes); 10 executions of each in a chain, each with other partners,
+ * after 2 to warm up, timed by the slowest rank. Every rank gets the same
+ * figures (maxima over the ranks). A few milliseconds on a LAN; seconds of real time for 1,024
+ * simulated ranks. */
+NetworkCost probeNetworkCost();
+
 } // namespace putmd::comm

@@ -61,59 +61,57 @@ std::vector<int> RankLayout::ppRanksOf(int pmeIndex) const
     return out;
 }
 
-namespace
-{
-constexpr double kSpreadGatherPerPoint = 0.57; // pair-equivalents per atom and spline point
-constexpr double kFftSolvePerGridPoint = 5.1;  // per grid point, both FFTs and the solve
-constexpr double kPmeOverheadPerRank   = 0.25; // npme 0: share of the PME work added per extra rank
-} // namespace
-
-NpmeChoice chooseNpme(int worldSize, long numAtoms, double pairsPerAtom, std::array<int, 3> pmeGrid, int pmeOrder,
-                      const std::function<bool(int numPp)>& ppRanksUsable)
+NpmeChoice chooseNpme(const NpmeModelInput& in, const NetworkCost& net)
 {
     NpmeChoice c;
-    if (worldSize < 2)
+    if (in.worldSize < 2)
     {
         c.reason = "one rank";
         return c;
     }
-    // Relative costs per step, in the time of one pair interaction within
-    // the cut-off, as measured on the cluster kernels (water-spce-12k and
-    // rnase-amber-cubic on 2 ranks, one core each, docs/performance.md): a
-    // pair ~2 ns; spreading plus gathering ~1.1 ns per atom and spline
-    // point (p^3 of them), 0.57 pairs; the forward and backward FFT with
-    // the solve ~10 ns per grid point, 5.1 pairs.
-    const double gridPoints = double(pmeGrid[0]) * pmeGrid[1] * pmeGrid[2];
-    const double pp         = double(numAtoms) * pairsPerAtom;
-    const double pme        = double(numAtoms) * kSpreadGatherPerPoint * pmeOrder * pmeOrder * pmeOrder
-                       + gridPoints * kFftSolvePerGridPoint;
-    const double fraction = pme / (pp + pme);
-    // npme 0: everything divided over all ranks, plus the redistribution,
-    // borders and transposes (a quarter of the PME work per extra rank, as
-    // measured on 2 ranks: PME on each of 2 ranks took 0.72-0.76 of one
-    // rank's whole PME instead of 0.5); npme K: PP and PME run side by
-    // side, the slower side sets the pace.
-    double bestTime = (pp + pme) / worldSize + kPmeOverheadPerRank * pme * (worldSize - 1) / worldSize;
-    int    best     = 0;
-    double separateTime = 0;
-    for (int k = 1; k <= worldSize / 2; k++)
+    const std::vector<LayoutPrediction> layouts = predictLayouts(in, net);
+    const LayoutPrediction*             best    = nullptr;
+    const LayoutPrediction*             zero    = nullptr;
+    const LayoutPrediction*             separate = nullptr;
+    for (const LayoutPrediction& p : layouts)
     {
-        const double t = std::max(pp / (worldSize - k), pme / k);
-        if ((c.bestSeparate == 0 || t < separateTime) && ppRanksUsable(worldSize - k))
+        if (p.npme == 0)
         {
-            c.bestSeparate = k;
-            separateTime   = t;
+            zero = &p;
         }
-        if (t < bestTime && ppRanksUsable(worldSize - k))
+        else if (separate == nullptr || p.seconds < separate->seconds)
         {
-            bestTime = t;
-            best     = k;
+            separate = &p;
+        }
+        if (best == nullptr || p.seconds < best->seconds)
+        {
+            best = &p;
         }
     }
-    c.npme   = best;
-    c.reason = fmt::format("estimated PME share of the work {:.0f}% ({:.3g} pair-equivalents of PME per step "
-                           "against {:.3g} of pairs); npme {} gives the shortest estimated step",
-                           100 * fraction, pme, pp, best);
+    if (best == nullptr)
+    {
+        c.reason = "no layout's PP ranks can cut the box";
+        return c;
+    }
+    c.npme         = best->npme;
+    c.bestSeparate = separate != nullptr ? separate->npme : 0;
+    auto describe  = [](const LayoutPrediction& p) {
+        return fmt::format("npme {} {:.3g} ms ({}compute {:.3g}, communication {:.3g})", p.npme, p.seconds * 1e3,
+                           p.npme == 0 ? "" : p.pmeSideSlower ? "PME ranks: " : "PP ranks: ", p.compute * 1e3,
+                           p.communication * 1e3);
+    };
+    std::string predicted;
+    for (const LayoutPrediction* p : { zero, separate })
+    {
+        if (p != nullptr)
+        {
+            predicted += (predicted.empty() ? "" : ", ") + describe(*p);
+        }
+    }
+    c.reason = fmt::format("predicted step {}; network: {}, latency {:.3g} us, {:.3g} us a message in a burst, "
+                           "{:.3g} GB/s; npme {} gives the shortest predicted step",
+                           predicted, net.source, net.latency * 1e6, net.perMessage * 1e6,
+                           net.perByte > 0 ? 1e-9 / net.perByte : 0.0, c.npme);
     return c;
 }
 

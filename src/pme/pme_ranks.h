@@ -40,6 +40,7 @@
 #include "core/real.h"
 #include "core/vec.h"
 #include "fft/pencil_fft.h"
+#include "pme/npme_model.h"
 #include "pme/pme.h"
 #include "timing/stage_timer.h"
 
@@ -67,11 +68,10 @@ struct NpmeChoice
     std::string reason;
 };
 
-/* Default npme for N ranks from the estimated cost of PME relative to the
- * short-range work (pairs within the cut-off versus grid points and
- * spline work); see docs/domain-decomposition.md. */
-NpmeChoice chooseNpme(int worldSize, long numAtoms, double pairsPerAtom, std::array<int, 3> pmeGrid, int pmeOrder,
-                      const std::function<bool(int numPp)>& ppRanksUsable);
+/* Default npme: the layout with the shortest predicted step
+ * (pme/npme_model.h), npme 0 on ties; the reason names the predicted steps
+ * of npme 0 and of the best K > 0, and the network's costs. */
+NpmeChoice chooseNpme(const NpmeModelInput& in, const NetworkCost& net);
 
 /* One recipe for both sides' messages. */
 struct PmeMessageLayout

@@ -3,12 +3,14 @@
  * counts) and sub-communicators (split) with exchanges inside and across
  * them. Shared helpers and main: comm_harness.h/.cpp. */
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "comm/link_probe.h"
 #include "comm_harness.h"
 
 using namespace comm_test;
@@ -328,4 +330,36 @@ TEST(Comm, SplitWithOneColorIsTheWorld)
     }
     EXPECT_EQ(sub->maxLong(Phase::Setup, me), n - 1);
     EXPECT_EQ(sub->stats(Phase::HaloF).messages, 8 * remoteSendLinks(p, me));
+}
+
+/* The network's costs for --npme (comm/link_probe.h): every rank gets rank
+ * 0's figures; on one machine the fixed constants (the same choice in every
+ * run), across "machines" (PUTMD_COMM_NODE_SIZE) a measurement. */
+TEST(Comm, NetworkCostIsTheSameOnEveryRank)
+{
+    const NetworkCost cost = probeNetworkCost();
+    const double      mine[3] = { cost.latency, cost.perMessage, cost.perByte };
+    const std::vector<double> all = g_comm->allGather(Phase::Setup, mine);
+    for (int r = 0; r < g_comm->size(); ++r)
+    {
+        for (int k = 0; k < 3; ++k)
+        {
+            EXPECT_EQ(all[3 * r + k], mine[k]) << "rank " << r << ", value " << k;
+        }
+    }
+    const bool spansMachines = std::getenv("PUTMD_COMM_NODE_SIZE") != nullptr && g_comm->size() > 2;
+    if (spansMachines)
+    {
+        EXPECT_NE(cost.source.find("measured"), std::string::npos) << cost.source;
+        EXPECT_GT(cost.latency, 0.0);
+        EXPECT_GE(cost.perMessage, 0.0);
+        EXPECT_GE(cost.perByte, 0.0);
+    }
+    else
+    {
+        const NetworkCost constants;
+        EXPECT_EQ(cost.latency, constants.latency);
+        EXPECT_EQ(cost.perByte, constants.perByte);
+        EXPECT_EQ(cost.source, constants.source);
+    }
 }

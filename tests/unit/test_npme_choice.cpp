@@ -1,46 +1,131 @@
-/* --npme auto's estimate (pme/pme_ranks.h): on two ranks PME stays on
- * both (one PME rank can at best halve the step when the two costs are
- * equal); with many ranks and a PME-heavy system it takes separate PME
- * ranks; a PP rank count that cannot cut the box is never chosen. */
+/* --npme's prediction (pme/npme_model.h, chooseNpme in pme/pme_ranks.h):
+ * on two ranks of one machine PME stays on both; on a free network the
+ * arithmetic alone never favours separate PME ranks; on a latency-bound
+ * cluster of 1,024 ranks it takes separate PME ranks in a pencil grid with
+ * few transpose peers (the arithmetic-only estimate took 254 in 127 x 2
+ * pencils, which ran 4.7 times slower than 64 in 8 x 8 on the simulated fat
+ * tree); more latency never buys more transpose peers; a PP rank count that
+ * cannot cut the box is never chosen. */
 #include <gtest/gtest.h>
 
+#include <optional>
+
+#include "domdec/dd_grid.h"
+#include "fft/pencil_fft.h"
 #include "pme/pme_ranks.h"
+#include "test_helpers.h"
 
 namespace putmd
 {
 namespace
 {
 
-const auto anyPp = [](int) { return true; };
-
-TEST(NpmeChoice, TwoRanksKeepPmeOnBoth)
+/* A water box like water-spce-12k (5 nm, 42^3) or water-spce-96k (10 nm,
+ * 84^3): 98.3 atoms per nm^3, a 1 nm cut-off, halo 1.3 nm. */
+NpmeModelInput water(int ranks, double edge, int grid)
 {
-    // water-spce-12k: 12165 atoms, 204 pairs per atom, grid 42^3
-    const NpmeChoice c = chooseNpme(2, 12165, 204, { 42, 42, 42 }, 4, anyPp);
-    EXPECT_EQ(c.npme, 0) << c.reason;
-    EXPECT_NE(c.reason.find("estimated PME share of the work"), std::string::npos) << c.reason;
+    NpmeModelInput in;
+    in.worldSize    = ranks;
+    in.box          = test::cubicBox(edge);
+    in.numAtoms     = static_cast<long>(98.3 * edge * edge * edge);
+    in.pairsPerAtom = 0.5 * 98.3 * 4.0 / 3.0 * 3.14159265 * 1.0;
+    in.pmeGrid      = { grid, grid, grid };
+    in.haloDistance = 1.3;
+    in.ddGrid       = [box = in.box](int numPp) -> std::optional<DdGrid> {
+        try
+        {
+            return chooseDdGrid(box, numPp, 1.3, std::nullopt);
+        }
+        catch (const std::exception&)
+        {
+            return std::nullopt;
+        }
+    };
+    return in;
 }
 
-TEST(NpmeChoice, ManyRanksAndHeavyPmeTakeSeparateRanks)
+NetworkCost network(double latencyUs, double perMessageUs, double gbPerSecond)
 {
-    // a fine grid (fourierspacing 0.06 on a 5 nm box) and a short cut-off
-    const NpmeChoice c = chooseNpme(16, 12165, 50, { 84, 84, 84 }, 4, anyPp);
-    EXPECT_GT(c.npme, 0) << c.reason;
-    EXPECT_LE(c.npme, 8);
+    NetworkCost n;
+    n.latency    = latencyUs * 1e-6;
+    n.perMessage = perMessageUs * 1e-6;
+    n.perByte    = gbPerSecond > 0 ? 1e-9 / gbPerSecond : 0.0;
+    n.source     = "test";
+    return n;
+}
+
+/* Dependent transpose messages per step of a layout's pencil grid. */
+int transposeChain(const NpmeModelInput& in, int npme)
+{
+    const auto pg = choosePencilGrid(npme == 0 ? in.worldSize : npme, in.pmeGrid);
+    return 2 * (pg[0] - 1 + pg[1] - 1);
+}
+
+TEST(NpmeChoice, TwoRanksOnOneMachineKeepPmeOnBoth)
+{
+    const NpmeChoice c = chooseNpme(water(2, 5.0, 42), NetworkCost{});
+    EXPECT_EQ(c.npme, 0) << c.reason;
+    EXPECT_NE(c.reason.find("predicted step npme 0"), std::string::npos) << c.reason;
+    EXPECT_NE(c.reason.find("one machine"), std::string::npos) << c.reason;
+}
+
+TEST(NpmeChoice, AFreeNetworkNeverTakesSeparateRanks)
+{
+    // (pp + pme) / N is never more than max(pp / (N - K), pme / K)
+    for (int ranks : { 4, 16, 128, 1024 })
+    {
+        const NpmeChoice c = chooseNpme(water(ranks, 10.0, 84), network(0, 0, 0));
+        EXPECT_EQ(c.npme, 0) << ranks << " ranks: " << c.reason;
+        EXPECT_GT(c.bestSeparate, 0) << ranks;
+    }
+}
+
+TEST(NpmeChoice, ALatencyBoundClusterTakesFewTransposePeers)
+{
+    const NpmeModelInput in  = water(1024, 10.0, 84);
+    const NetworkCost    net = network(20, 2, 10);
+    const NpmeChoice     c   = chooseNpme(in, net);
+    ASSERT_GT(c.npme, 0) << c.reason;
+    // 127 x 2 pencils chain 254 transpose messages, 32 x 32 (npme 0) 124
+    EXPECT_LT(transposeChain(in, c.npme), transposeChain(in, 0)) << c.reason;
+    const auto chosen = predictLayout(in, net, c.npme);
+    const auto old    = predictLayout(in, net, 254);
+    const auto zero   = predictLayout(in, net, 0);
+    ASSERT_TRUE(chosen && old && zero);
+    EXPECT_LT(2 * chosen->seconds, old->seconds) << c.reason;
+    EXPECT_LT(2 * chosen->seconds, zero->seconds) << c.reason;
+    EXPECT_TRUE(chosen->pmeSideSlower) << c.reason;
+}
+
+TEST(NpmeChoice, MoreLatencyNeverBuysMoreTransposePeers)
+{
+    const NpmeModelInput in    = water(1024, 10.0, 84);
+    int                  chain = 1 << 30;
+    for (double latencyUs : { 0.5, 2.0, 10.0, 50.0, 200.0 })
+    {
+        const NpmeChoice c = chooseNpme(in, network(latencyUs, latencyUs / 10, 10));
+        EXPECT_LE(transposeChain(in, c.npme), chain) << latencyUs << " us: " << c.reason;
+        chain = transposeChain(in, c.npme);
+    }
 }
 
 TEST(NpmeChoice, UnusablePpCountsAreNotChosen)
 {
-    const NpmeChoice free = chooseNpme(16, 12165, 50, { 84, 84, 84 }, 4, anyPp);
+    NpmeModelInput    in  = water(1024, 10.0, 84);
+    const NetworkCost net = network(20, 2, 10);
+    const NpmeChoice  free = chooseNpme(in, net);
     ASSERT_GT(free.npme, 0);
-    const int        refused = 16 - free.npme;
-    const NpmeChoice c = chooseNpme(16, 12165, 50, { 84, 84, 84 }, 4, [&](int pp) { return pp != refused; });
+    const int refused = 1024 - free.npme;
+    const auto ddGrid = in.ddGrid;
+    in.ddGrid = [&](int numPp) { return numPp == refused ? std::nullopt : ddGrid(numPp); };
+    const NpmeChoice c = chooseNpme(in, net);
     EXPECT_NE(c.npme, free.npme) << c.reason;
+    EXPECT_FALSE(predictLayout(in, net, free.npme).has_value());
 }
 
 TEST(NpmeChoice, OneRankHasNoChoice)
 {
-    EXPECT_EQ(chooseNpme(1, 1000, 100, { 20, 20, 20 }, 4, anyPp).npme, 0);
+    EXPECT_EQ(chooseNpme(water(1, 5.0, 42), NetworkCost{}).npme, 0);
 }
 
 } // namespace
