@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "comm/comm_impl.h"
@@ -108,6 +109,34 @@ double allRanksExchange(int rank, int size, int count, std::size_t bytes)
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return slowest;
 }
+
+/* Seconds of a round trip from rank 0's side, the median of kCostRounds
+ * after kCostWarmUp: `bytes` to the peer, 8 bytes back. */
+double pingPong(bool first, int peer, std::size_t bytes)
+{
+    std::vector<std::byte> out(bytes), back(8);
+    std::vector<double>    times;
+    for (int round = 0; round < kCostWarmUp + kCostRounds; ++round)
+    {
+        const double t0 = nowSeconds();
+        if (first)
+        {
+            MPI_Send(out.data(), static_cast<int>(bytes), MPI_BYTE, peer, kCostTag, MPI_COMM_WORLD);
+            MPI_Recv(back.data(), 8, MPI_BYTE, peer, kCostTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        else
+        {
+            MPI_Recv(out.data(), static_cast<int>(bytes), MPI_BYTE, peer, kCostTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(back.data(), 8, MPI_BYTE, peer, kCostTag, MPI_COMM_WORLD);
+        }
+        if (round >= kCostWarmUp)
+        {
+            times.push_back(nowSeconds() - t0);
+        }
+    }
+    std::nth_element(times.begin(), times.begin() + kCostRounds / 2, times.end());
+    return times[kCostRounds / 2];
+}
 } // namespace
 
 LinkProbe probeLinksAcrossMachines()
@@ -160,12 +189,20 @@ NetworkCost probeNetworkCost()
     {
         return NetworkCost{}; // one rank (or serial mode, no MPI)
     }
+    // once per run: every rank asks at the same points (the estimate of
+    // --npme auto, then the run's set-up), so every rank keeps the same
+    static std::optional<NetworkCost> measured;
+    if (measured)
+    {
+        return *measured;
+    }
     const std::vector<int> machineOf = machinesOfRanks(rank, size);
     const bool             oneMachine =
         !PUTMD_SMPI && std::count(machineOf.begin(), machineOf.end(), machineOf[0]) == size;
     if (oneMachine)
     {
-        return NetworkCost{};
+        measured = NetworkCost{};
+        return *measured;
     }
     // every rank at once (the network as loaded as in a transpose): one
     // message of 8 bytes each way (a latency), kBurst of them (+ kBurst - 1
@@ -173,11 +210,35 @@ NetworkCost probeNetworkCost()
     const double one  = allRanksExchange(rank, size, 1, 8);
     const double many = allRanksExchange(rank, size, std::min(kBurst, size - 1), 8);
     const double big  = allRanksExchange(rank, size, 1, 64 * 1024);
+    // the bytes' cost with the network to themselves: rank 0 and the
+    // rank farthest from it in rank order on another machine
+    int peer = -1;
+    for (int k = 0; k < size && peer < 0; ++k)
+    {
+        for (int r : { size / 2 + k, size / 2 - k })
+        {
+            if (peer < 0 && r > 0 && r < size && (PUTMD_SMPI || machineOf[static_cast<std::size_t>(r)] != machineOf[0]))
+            {
+                peer = r;
+            }
+        }
+    }
+    double alone = 0;
+    if (rank == 0 || rank == peer)
+    {
+        const double small = pingPong(rank == 0, rank == 0 ? peer : 0, 8);
+        const double large = pingPong(rank == 0, rank == 0 ? peer : 0, 64 * 1024);
+        alone              = std::max(0.0, (large - small) / (64 * 1024 - 8));
+    }
+    MPI_Bcast(&alone, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     NetworkCost  out;
     out.latency    = one;
     out.perMessage = std::max(0.0, (many - one) / std::max(1, std::min(kBurst, size - 1) - 1));
     out.perByte    = std::max(0.0, (big - one) / (64 * 1024 - 8));
+    out.perByteAlone = std::min(alone, out.perByte);
+    out.loadedRanks  = size;
     out.source     = fmt::format("measured at start-up, all {} ranks exchanging at once", size);
+    measured       = out;
     return out;
 }
 

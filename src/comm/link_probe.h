@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include <algorithm>
 #include <string>
 
 #include "comm/communicator.h"
@@ -39,8 +40,18 @@ struct NetworkCost
 {
     double      latency    = 1.0e-6;  // s, one message in a chain of dependent ones
     double      perMessage = 0.3e-6;  // s, each message of a burst beyond the first
-    double      perByte    = 0.15e-9; // s per byte moved
+    double      perByte    = 0.15e-9; // s per byte moved, with loadedRanks ranks moving bytes at once
+    double      perByteAlone = 0.15e-9; // s per byte, two ranks alone on the network
+    int         loadedRanks  = 0;       // 0: perByte does not depend on the load
     std::string source     = "one machine (shared-memory constants)";
+
+    /* Seconds per byte when `active` ranks move bytes at once: a shared
+     * network's throughput split among them, never better than two ranks
+     * alone get. */
+    double perByteWith(int active) const
+    {
+        return loadedRanks > 0 ? std::max(perByteAlone, perByte * active / loadedRanks) : perByte;
+    }
 };
 
 /* Collective over the world. All ranks on one machine: the constants.
@@ -48,10 +59,13 @@ struct NetworkCost
  * rank exchanges with others at once, as in a transpose, so that the
  * figures are those of a loaded network: one message of 8 bytes each way
  * (the latency), 16 at once (+15 per-message costs), one of 64 KiB (+ its
- * bytes); 10 executions of each in a chain, each with other partners,
+ * bytes, the network's throughput shared by all); and a ping-pong of 8
+ * bytes and of 64 KiB between world rank 0 and a rank on another machine
+ * with the others idle (the bytes' cost on an unloaded network); 10 executions of each in a chain, each with other partners,
  * after 2 to warm up, timed by the slowest rank. Every rank gets the same
- * figures (maxima over the ranks). A few milliseconds on a LAN; seconds of real time for 1,024
- * simulated ranks. */
+ * figures (maxima over the ranks). Measured once per run (later calls
+ * return the first figures). A few milliseconds on a LAN; seconds of real
+ * time for 1,024 simulated ranks. */
 NetworkCost probeNetworkCost();
 
 } // namespace putmd::comm

@@ -41,7 +41,7 @@ double burst(const NetworkCost& net, double messages)
 }
 
 /* Coordinates and forces of the halo of a PP rank. */
-double haloSeconds(const NpmeModelInput& in, const NetworkCost& net, const DdGrid& dd)
+double haloSeconds(const NpmeModelInput& in, const NetworkCost& net, const DdGrid& dd, int active)
 {
     int pulses = 0;
     for (int d = 0; d < 3; d++)
@@ -54,7 +54,7 @@ double haloSeconds(const NpmeModelInput& in, const NetworkCost& net, const DdGri
     }
     const double density = double(in.numAtoms) / in.box.volume();
     const double atoms   = ddHaloVolume(in.box, dd.n, in.haloDistance) * density;
-    return chain(net, 2.0 * pulses) + 2.0 * atoms * 3 * double(in.bytesPerReal) * net.perByte;
+    return chain(net, 2.0 * pulses) + 2.0 * atoms * 3 * double(in.bytesPerReal) * net.perByteWith(active);
 }
 
 /* The pencils of a domain region overlapping, along one dimension: a
@@ -76,7 +76,8 @@ double pmeGridSeconds(const NpmeModelInput& in, const NetworkCost& net, int nPme
     const double             real  = double(in.bytesPerReal);
     const double complexPoints     = double(in.pmeGrid[0]) * in.pmeGrid[1] * (in.pmeGrid[2] / 2 + 1) / nPme;
     const double transposeMessages = 2.0 * ((pg[0] - 1) + (pg[1] - 1));
-    double       t = chain(net, transposeMessages) + 4 * complexPoints * 2 * real * net.perByte;
+    const double perByte           = net.perByteWith(nPme); // only the PME ranks move these bytes
+    double       t = chain(net, transposeMessages) + 4 * complexPoints * 2 * real * perByte;
     // borders: order - 1 planes to the next pencil in each cut dimension,
     // folded after the spread and unfolded before the gather
     const double planes = in.pmeOrder - 1;
@@ -85,11 +86,11 @@ double pmeGridSeconds(const NpmeModelInput& in, const NetworkCost& net, int nPme
         if (pg[d] > 1)
         {
             const double face = double(in.pmeGrid[1 - d]) / pg[1 - d] * in.pmeGrid[2];
-            t += chain(net, 2) + 2 * planes * face * real * net.perByte;
+            t += chain(net, 2) + 2 * planes * face * real * perByte;
         }
     }
     // coordinates and charges out, forces back
-    t += 2 * burst(net, peers) + atoms * (6 * real + sizeof(double)) * net.perByte;
+    t += 2 * burst(net, peers) + atoms * (6 * real + sizeof(double)) * perByte;
     return t;
 }
 } // namespace
@@ -108,7 +109,7 @@ std::optional<LayoutPrediction> predictLayout(const NpmeModelInput& in, const Ne
     }
     const double pp   = pairWork(in) * kSecondsPerPair;
     const double pme  = pmeWork(in) * kSecondsPerPair;
-    const double halo = haloSeconds(in, net, *dd);
+    const double halo = haloSeconds(in, net, *dd, numPp);
     LayoutPrediction p;
     p.npme = npme;
     if (npme == 0)
@@ -126,7 +127,7 @@ std::optional<LayoutPrediction> predictLayout(const NpmeModelInput& in, const Ne
     // PP side: its pairs, its halo, coordinates out and forces back
     const double ppAtoms   = double(in.numAtoms) / numPp;
     const double ppCompute = pp / numPp;
-    const double ppComm    = halo + chain(net, 2) + ppAtoms * (6 * real + sizeof(double)) * net.perByte;
+    const double ppComm    = halo + chain(net, 2) + ppAtoms * (6 * real + sizeof(double)) * net.perByteWith(numPp);
     // PME side: a burst from each of its PP ranks each way, then the grid;
     // its atoms come from a run of consecutive domains (x fastest)
     const double served  = double(numPp) / npme;

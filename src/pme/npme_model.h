@@ -17,7 +17,11 @@
  *   a chain        of k dependent messages costs k latencies;
  *   a burst        of m messages sent or received together costs one
  *                  latency plus m times the per-message overhead;
- *   bytes          cost their count times the seconds per byte.
+ *   bytes          cost their count times the seconds per byte, on a
+ *                  shared network the throughput measured with all ranks
+ *                  at once split among the ranks that move bytes in the
+ *                  stage (the PME ranks alone in the transposes), never
+ *                  better than two ranks alone get.
  * and the stages of the step:
  *   halo           coordinates and forces, one chained message per pulse
  *                  and decomposed dimension, the import volume's atoms;

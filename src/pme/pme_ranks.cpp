@@ -108,10 +108,14 @@ NpmeChoice chooseNpme(const NpmeModelInput& in, const NetworkCost& net)
             predicted += (predicted.empty() ? "" : ", ") + describe(*p);
         }
     }
+    auto gbs = [](double perByte) { return perByte > 0 ? 1e-9 / perByte : 0.0; };
+    const std::string bandwidth =
+        net.loadedRanks > 0 ? fmt::format("{:.3g} GB/s a rank with all {} at once, {:.3g} GB/s alone",
+                                          gbs(net.perByte), net.loadedRanks, gbs(net.perByteAlone))
+                            : fmt::format("{:.3g} GB/s", gbs(net.perByte));
     c.reason = fmt::format("predicted step {}; network: {}, latency {:.3g} us, {:.3g} us a message in a burst, "
-                           "{:.3g} GB/s; npme {} gives the shortest predicted step",
-                           predicted, net.source, net.latency * 1e6, net.perMessage * 1e6,
-                           net.perByte > 0 ? 1e-9 / net.perByte : 0.0, c.npme);
+                           "{}; npme {} gives the shortest predicted step",
+                           predicted, net.source, net.latency * 1e6, net.perMessage * 1e6, bandwidth, c.npme);
     return c;
 }
 

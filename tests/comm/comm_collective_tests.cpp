@@ -338,13 +338,14 @@ TEST(Comm, SplitWithOneColorIsTheWorld)
 TEST(Comm, NetworkCostIsTheSameOnEveryRank)
 {
     const NetworkCost cost = probeNetworkCost();
-    const double      mine[3] = { cost.latency, cost.perMessage, cost.perByte };
+    const double      mine[5] = { cost.latency, cost.perMessage, cost.perByte, cost.perByteAlone,
+                                      double(cost.loadedRanks) };
     const std::vector<double> all = g_comm->allGather(Phase::Setup, mine);
     for (int r = 0; r < g_comm->size(); ++r)
     {
-        for (int k = 0; k < 3; ++k)
+        for (int k = 0; k < 5; ++k)
         {
-            EXPECT_EQ(all[3 * r + k], mine[k]) << "rank " << r << ", value " << k;
+            EXPECT_EQ(all[5 * r + k], mine[k]) << "rank " << r << ", value " << k;
         }
     }
     const bool spansMachines = std::getenv("PUTMD_COMM_NODE_SIZE") != nullptr && g_comm->size() > 2;
@@ -354,6 +355,8 @@ TEST(Comm, NetworkCostIsTheSameOnEveryRank)
         EXPECT_GT(cost.latency, 0.0);
         EXPECT_GE(cost.perMessage, 0.0);
         EXPECT_GE(cost.perByte, 0.0);
+        EXPECT_LE(cost.perByteAlone, cost.perByte);
+        EXPECT_EQ(cost.loadedRanks, g_comm->size());
     }
     else
     {
