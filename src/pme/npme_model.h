@@ -4,8 +4,9 @@
  * Why messages. The first estimate of --npme weighed arithmetic only (pairs
  * against grid points and spline work) plus a fixed share of the PME work
  * per extra rank for communication. On simulated clusters of 1,024 ranks it
- * chose 254 PME ranks in 127 x 2 pencils and ran at 37 ms a step where 64
- * PME ranks run at 8 ms (docs/scaling.md): at a hundred atoms a rank the
+ * chose 254 PME ranks in 127 x 2 pencils and ran at 74 ms a step where 64
+ * PME ranks run at 7.9 ms and 36 at 5.4 ms (fat tree, water-spce-96k,
+ * docs/scaling.md): at a hundred atoms a rank the
  * arithmetic is microseconds and the step is the number of messages in a
  * chain times the network's latency. A pencil grid of Px x Py ranks costs
  * 2 (Px - 1 + Py - 1) dependent transpose messages per step, so 127 x 2

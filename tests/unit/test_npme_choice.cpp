@@ -3,7 +3,7 @@
  * arithmetic alone never favours separate PME ranks; on a latency-bound
  * cluster of 1,024 ranks it takes separate PME ranks in a pencil grid with
  * few transpose peers (the arithmetic-only estimate took 254 in 127 x 2
- * pencils, which ran 4.7 times slower than 64 in 8 x 8 on the simulated fat
+ * pencils, which ran 9.4 times slower than 64 in 8 x 8 on the simulated fat
  * tree); more latency never buys more transpose peers; a PP rank count that
  * cannot cut the box is never chosen. */
 #include <gtest/gtest.h>
