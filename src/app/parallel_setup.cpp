@@ -40,18 +40,31 @@ double ddHalo(const SystemInputs& in)
            + 2 * makeUpdateGroups(in.topology, x, in.coordinates.box).maxRadius;
 }
 
-/* Why numPp ranks cannot decompose the box (empty: they can). */
-std::string ddProblem(const SystemInputs& in, const ParallelRequest& request, double halo, int numPp)
+/* The domain grid of numPp ranks, or nothing and (in *problem) why they
+ * cannot decompose the box. */
+std::optional<DdGrid> tryDdGrid(const SystemInputs& in, const ParallelRequest& request, double halo, int numPp,
+                                std::string* problem = nullptr)
 {
     try
     {
-        chooseDdGrid(in.coordinates.box, numPp, halo, request.ddGrid);
-        return {};
+        return chooseDdGrid(in.coordinates.box, numPp, halo, request.ddGrid);
     }
     catch (const std::exception& e)
     {
-        return e.what();
+        if (problem != nullptr)
+        {
+            *problem = e.what();
+        }
+        return std::nullopt;
     }
+}
+
+/* Why numPp ranks cannot decompose the box (empty: they can). */
+std::string ddProblem(const SystemInputs& in, const ParallelRequest& request, double halo, int numPp)
+{
+    std::string problem;
+    tryDdGrid(in, request, halo, numPp, &problem);
+    return problem;
 }
 
 NpmeChoice estimateWithHalo(const SystemInputs& in, const ParallelRequest& request, int n, double halo)
@@ -73,14 +86,7 @@ NpmeChoice estimateWithHalo(const SystemInputs& in, const ParallelRequest& reque
         {
             return std::nullopt; // shmem: no separate PME ranks
         }
-        try
-        {
-            return chooseDdGrid(in.coordinates.box, numPp, halo, request.ddGrid);
-        }
-        catch (const std::exception&)
-        {
-            return std::nullopt;
-        }
+        return tryDdGrid(in, request, halo, numPp);
     };
     // the network's costs: measured when the ranks span machines (collective)
     const comm::NetworkCost net = n > 1 ? comm::probeNetworkCost() : comm::NetworkCost{};
