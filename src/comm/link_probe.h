@@ -59,11 +59,12 @@ struct NetworkCost
  * rank exchanges with others at once, as in a transpose, so that the
  * figures are those of a loaded network: one message of 8 bytes each way
  * (the latency), 16 at once (+15 per-message costs), one of 64 KiB (+ its
- * bytes, the network's throughput shared by all); and a ping-pong of 8
- * bytes and of 64 KiB between world rank 0 and a rank on another machine
- * with the others idle (the bytes' cost on an unloaded network); 10 executions of each in a chain, each with other partners,
- * after 2 to warm up, timed by the slowest rank. Every rank gets the same
- * figures (maxima over the ranks). Measured once per run (later calls
+ * bytes, the network's throughput shared by all); 10 executions of each
+ * in a chain, each with other partners, after 2 to warm up, timed by the
+ * slowest rank. Then a ping-pong of 8 bytes and of 64 KiB between world
+ * rank 0 and a rank on another machine with the others idle (the bytes'
+ * cost on an unloaded network; rank 0's median of 10, sent to all).
+ * Every rank gets the same figures. Measured once per run (later calls
  * return the first figures). A few milliseconds on a LAN; seconds of real
  * time for 1,024 simulated ranks. */
 NetworkCost probeNetworkCost();

@@ -64,15 +64,16 @@ double overlapping(double fraction, int pencils)
     return std::min(double(pencils), fraction * pencils + 1.0);
 }
 
-/* The PME grid's own traffic on nPme ranks: transposes, borders and the
- * redistribution of `atoms` atoms a rank to `peers` pencils and back. */
-double pmeGridSeconds(const NpmeModelInput& in, const NetworkCost& net, int nPme, double atoms, double peers)
+/* The PME grid's own traffic on nPme ranks in pencils pg: transposes,
+ * borders and the redistribution of `atoms` atoms a rank to `peers`
+ * pencils and back. */
+double pmeGridSeconds(const NpmeModelInput& in, const NetworkCost& net, int nPme, const std::array<int, 2>& pg,
+                      double atoms, double peers)
 {
     if (nPme < 2)
     {
         return 0;
     }
-    const std::array<int, 2> pg    = choosePencilGrid(nPme, in.pmeGrid);
     const double             real  = double(in.bytesPerReal);
     const double complexPoints     = double(in.pmeGrid[0]) * in.pmeGrid[1] * (in.pmeGrid[2] / 2 + 1) / nPme;
     const double transposeMessages = 2.0 * ((pg[0] - 1) + (pg[1] - 1));
@@ -119,7 +120,7 @@ std::optional<LayoutPrediction> predictLayout(const NpmeModelInput& in, const Ne
         const double peers = P < 2 ? 0.0
                                    : overlapping(1.0 / dd->n[0], pg[0]) * overlapping(1.0 / dd->n[1], pg[1]);
         p.compute       = (pp + pme) / P;
-        p.communication = halo + pmeGridSeconds(in, net, P, double(in.numAtoms) / P, peers);
+        p.communication = halo + pmeGridSeconds(in, net, P, pg, double(in.numAtoms) / P, peers);
         p.seconds       = p.compute + p.communication;
         return p;
     }
@@ -137,7 +138,7 @@ std::optional<LayoutPrediction> predictLayout(const NpmeModelInput& in, const Ne
     const double peers   = npme < 2 ? 0.0 : overlapping(runX, pg[0]) * overlapping(runY, pg[1]);
     const double pmeAtoms   = double(in.numAtoms) / npme;
     const double pmeCompute = pme / npme;
-    const double pmeComm    = 2 * burst(net, served) + pmeGridSeconds(in, net, npme, pmeAtoms, peers);
+    const double pmeComm    = 2 * burst(net, served) + pmeGridSeconds(in, net, npme, pg, pmeAtoms, peers);
     p.pmeSideSlower = pmeCompute + pmeComm > ppCompute + ppComm;
     p.compute       = p.pmeSideSlower ? pmeCompute : ppCompute;
     p.communication = p.pmeSideSlower ? pmeComm : ppComm;
