@@ -4,7 +4,8 @@
  * ns/day, the start-up measurements that choose transposes and backends)
  * is read from clockNow(). In the normal build it is std::chrono's steady
  * clock. In the SMPI build (PUTMD_SMPI, SimGrid's simulated MPI) it is the
- * simulated clock, MPI_Wtime, once MPI is up: there the wall clock of the
+ * simulated clock once MPI is up, read without a simulator event where it
+ * can be (comm/smpi_clock.h; MPI_Wtime otherwise): there the wall clock of the
  * simulating process means nothing, while the simulated clock advances by
  * each rank's measured computation (scaled by the platform's host speed)
  * and by the simulated network's transfer times, so the log's table shows
