@@ -11,7 +11,8 @@
 # the measured scale of CPU time must be 1 (the platforms' hosts compute as
 # fast as smpi/host-speed says). Then tools/simgrid/check_clock_wraps.sh:
 # every MPI function the program imports is wrapped or known to leave SMPI's
-# timer alone.
+# timer alone. And PUTMD_SMPI_CLOCK=bogus fails with a message naming the
+# valid values.
 # usage: smpi_clock_test.sh BIN_DIR SYSTEM_DIR
 set -u
 bin=${1:?usage: smpi_clock_test.sh BIN_DIR SYSTEM_DIR}
@@ -48,4 +49,10 @@ for b in bad: print(f"FAILED ({sys.argv[2]}): {b}", file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
 done
+# a value it does not know is an error naming the variable and the valid values
+PUTMD_SMPI_CLOCK=bogus "$root/tools/simgrid/smpirun.sh" -platform gbe -np 2 "$bin/putmd_smpi_d" run \
+    -p "$system/topol.top" -c "$system/conf.gro" -f "$system/md.mdp" -nsteps 2 -deffnm "$work/bad" > "$work/bad.out" 2>&1 \
+    && { echo "FAILED: PUTMD_SMPI_CLOCK=bogus ran" >&2; status=1; }
+grep -q 'PUTMD_SMPI_CLOCK=bogus: valid values are fast (the default), flush and check' "$work/bad.out" \
+    || { echo "FAILED: PUTMD_SMPI_CLOCK=bogus: no error naming the valid values" >&2; tail -3 "$work/bad.out" >&2; status=1; }
 exit $status
