@@ -15,6 +15,7 @@
 #include "comm/communicator.h"
 #include "core/error.h"
 #include "core/real.h"
+#include "timing/stage_timer.h"
 
 #if PUTMD_SMPI
 extern "C" unsigned int smpi_sleep(unsigned int secs); // SimGrid's simulated sleep
@@ -120,6 +121,7 @@ int dispatch(int argc, char** argv)
     args.erase(args.begin());
     try
     {
+        putmd::stageTimingEnabled(); // PUTMD_TIMING checked before anything is timed
         if (command == "energy")
         {
             if (putmd::comm::Communicator::worldSize() > 1)

@@ -25,12 +25,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <string>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/clock.h"
+#include "core/error.h"
 
 namespace putmd::md_detail
 {
@@ -42,7 +44,17 @@ bool atomsAsLoad()
 {
     static const bool atoms = [] {
         const char* v = std::getenv("PUTMD_DLB_LOAD");
-        return v && std::strcmp(v, "atoms") == 0;
+        if (v == nullptr || *v == '\0' || std::strcmp(v, "time") == 0)
+        {
+            return false;
+        }
+        if (std::strcmp(v, "atoms") == 0)
+        {
+            return true;
+        }
+        throw InputError(std::string("environment variable PUTMD_DLB_LOAD is '") + v
+                         + "'; valid values: time (balance the measured work, the default) or atoms (balance atom "
+                           "counts, for runs that repeat bit for bit)");
     }();
     return atoms;
 }

@@ -1,7 +1,10 @@
 #include "timing/stage_timer.h"
 
+#include "core/error.h"
+
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 
 namespace putmd
@@ -74,7 +77,16 @@ bool stageTimingEnabled()
 {
     static const bool enabled = [] {
         const char* v = std::getenv("PUTMD_TIMING");
-        return !(v && std::strcmp(v, "minimal") == 0);
+        if (v == nullptr || *v == '\0' || std::strcmp(v, "full") == 0)
+        {
+            return true;
+        }
+        if (std::strcmp(v, "minimal") == 0)
+        {
+            return false;
+        }
+        throw InputError(std::string("environment variable PUTMD_TIMING is '") + v
+                         + "'; valid values: full (every stage timed, the default) or minimal (only the total)");
     }();
     return enabled;
 }

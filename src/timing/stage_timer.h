@@ -88,7 +88,8 @@ inline uint64_t cycleCounter()
 #endif
 }
 
-/* False when PUTMD_TIMING=minimal (read once). */
+/* False when PUTMD_TIMING=minimal (read once; another value than full or
+ * minimal throws InputError). */
 bool stageTimingEnabled();
 
 class StageTimers
