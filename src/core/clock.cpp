@@ -18,8 +18,8 @@ std::chrono::steady_clock::time_point clockNow()
         return std::chrono::steady_clock::time_point(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                 std::chrono::duration<double>(smpi_clock::now())));
     }
-    // before MPI_Init, after MPI_Finalize, or in a program linked without
-    // smpi_clock's wrappers: SMPI's own clock, one computation burst a read
+    // before MPI_Init's wrapper and after MPI_Finalize's: SMPI's own clock
+    // (one computation burst a read) once MPI is up, the wall clock before
     int up = 0, down = 0;
     MPI_Initialized(&up);
     if (up)
