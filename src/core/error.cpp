@@ -1,5 +1,8 @@
 #include "core/error.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace putmd
 {
 
@@ -24,5 +27,21 @@ InputError::InputError(SourceLocation where, const std::string& what) :
 }
 
 InputError::InputError(const std::string& what) : std::runtime_error(what) {}
+
+bool environmentChoice(const char* name, const char* first, const char* firstMeaning, const char* second,
+                       const char* secondMeaning)
+{
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0' || std::strcmp(v, first) == 0)
+    {
+        return false;
+    }
+    if (std::strcmp(v, second) == 0)
+    {
+        return true;
+    }
+    throw InputError(std::string("environment variable ") + name + " is '" + v + "'; valid values: " + first + " ("
+                     + firstMeaning + ", the default) or " + second + " (" + secondMeaning + ")");
+}
 
 } // namespace putmd

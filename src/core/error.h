@@ -35,6 +35,13 @@ private:
     SourceLocation where_;
 };
 
+/* An environment variable that must be one of two words: false for `first`
+ * (also when unset or empty), true for `second`. Any other value throws
+ * InputError: "environment variable NAME is 'VALUE'; valid values: FIRST
+ * (FIRST_MEANING, the default) or SECOND (SECOND_MEANING)". */
+bool environmentChoice(const char* name, const char* first, const char* firstMeaning, const char* second,
+                       const char* secondMeaning);
+
 /* The simulation itself failed (a constraint could not be satisfied,
  * forces became non-finite): the user must change the inputs (time step,
  * starting structure), so it is reported like an input error. */

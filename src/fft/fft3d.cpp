@@ -54,18 +54,10 @@ struct Fft3d::LinePlans
 
 FftPlanning fftPlanningFromEnvironment()
 {
-    const char* v = std::getenv("PUTMD_FFTW_PLAN");
-    if (v == nullptr || std::string(v).empty() || std::string(v) == "measure")
-    {
-        return FftPlanning::Measure;
-    }
-    if (std::string(v) == "estimate")
-    {
-        return FftPlanning::Estimate;
-    }
-    throw InputError("environment variable PUTMD_FFTW_PLAN is '" + std::string(v)
-                     + "'; valid values: measure (time FFTW's candidates once, the default) or estimate "
-                       "(choose from the sizes alone: the same plan in every process)");
+    return environmentChoice("PUTMD_FFTW_PLAN", "measure", "time FFTW's candidates once", "estimate",
+                             "choose from the sizes alone: the same plan in every process")
+                   ? FftPlanning::Estimate
+                   : FftPlanning::Measure;
 }
 
 Fft3d::Fft3d(int nx, int ny, int nz, FftPlanning planning, int zHalo) :

@@ -42,20 +42,8 @@ namespace
 
 bool atomsAsLoad()
 {
-    static const bool atoms = [] {
-        const char* v = std::getenv("PUTMD_DLB_LOAD");
-        if (v == nullptr || *v == '\0' || std::strcmp(v, "time") == 0)
-        {
-            return false;
-        }
-        if (std::strcmp(v, "atoms") == 0)
-        {
-            return true;
-        }
-        throw InputError(std::string("environment variable PUTMD_DLB_LOAD is '") + v
-                         + "'; valid values: time (balance the measured work, the default) or atoms (balance atom "
-                           "counts, for runs that repeat bit for bit)");
-    }();
+    static const bool atoms = environmentChoice("PUTMD_DLB_LOAD", "time", "balance the measured work", "atoms",
+                                                "balance atom counts, for runs that repeat bit for bit");
     return atoms;
 }
 

@@ -2,11 +2,6 @@
 
 #include "core/error.h"
 
-#include <cstdlib>
-#include <cstring>
-#include <string>
-
-
 namespace putmd
 {
 
@@ -75,19 +70,8 @@ bool isWorkStage(Stage s)
 
 bool stageTimingEnabled()
 {
-    static const bool enabled = [] {
-        const char* v = std::getenv("PUTMD_TIMING");
-        if (v == nullptr || *v == '\0' || std::strcmp(v, "full") == 0)
-        {
-            return true;
-        }
-        if (std::strcmp(v, "minimal") == 0)
-        {
-            return false;
-        }
-        throw InputError(std::string("environment variable PUTMD_TIMING is '") + v
-                         + "'; valid values: full (every stage timed, the default) or minimal (only the total)");
-    }();
+    static const bool enabled =
+            !environmentChoice("PUTMD_TIMING", "full", "every stage timed", "minimal", "only the total");
     return enabled;
 }
 
