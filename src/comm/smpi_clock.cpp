@@ -235,7 +235,9 @@ PUTMD_SMPI_WRAP(int, MPI_Win_allocate_shared, (MPI_Aint size, int unit, MPI_Info
 PUTMD_SMPI_WRAP(int, MPI_Win_flush, (int rank, MPI_Win w), (rank, w));
 PUTMD_SMPI_WRAP(int, MPI_Win_flush_all, (MPI_Win w), (w));
 PUTMD_SMPI_WRAP(int, MPI_Win_free, (MPI_Win* w), (w));
+PUTMD_SMPI_WRAP(int, MPI_Win_lock, (int type, int rank, int a, MPI_Win w), (type, rank, a, w));
 PUTMD_SMPI_WRAP(int, MPI_Win_lock_all, (int a, MPI_Win w), (a, w));
+PUTMD_SMPI_WRAP(int, MPI_Win_unlock, (int rank, MPI_Win w), (rank, w));
 PUTMD_SMPI_WRAP(int, MPI_Win_unlock_all, (MPI_Win w), (w));
 PUTMD_SMPI_WRAP(double, MPI_Wtime, (void), ());
 // clang-format on
