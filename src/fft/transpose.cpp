@@ -54,6 +54,12 @@
  *   at most one execution ahead of a target (it needs the target's flag of
  *   the execution before), so flags never run more than one past the value
  *   awaited and `>=` suffices.
+ *   Under SimGrid (putmd_smpi) as in the rma backend (comm/backend_rma.cpp):
+ *   each rank locks only its peers' windows (SMPI walks a list of every
+ *   locker at every one-sided call), the flag is a put (SMPI completes each
+ *   accumulate before it returns), flush_all becomes a flush of each peer
+ *   followed by a ring of its bell, and a rank reads its flags with loads
+ *   and sleeps on its bell between them (comm/smpi_bell.h).
  *
  * shm: the stage arrays of every rank of the FFT live in one shared-memory
  *   window (SharedStageArrays, MPI_Win_allocate_shared, all ranks on one
@@ -88,12 +94,15 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "comm/shared_flag.h"
+#include "comm/smpi_bell.h"
 #include "comm/waiter.h"
 #include "comm/window_lock.h"
+#include "core/clock.h"
 #include "fft/fftw_precision.h"
 
 namespace putmd::fft
@@ -296,7 +305,16 @@ public:
         });
         base_ = static_cast<std::byte*>(base);
         std::memset(base_, 0, static_cast<std::size_t>(total));
+#if PUTMD_SMPI
+        // SimGrid: the peers' windows only, and the bells (see the top)
+        for (int d = 1; d < p_; ++d)
+        {
+            MPI_Win_lock(MPI_LOCK_SHARED, peerRanks_[(me_ + d) % p_], MPI_MODE_NOCHECK, win_);
+        }
+        bells_ = std::make_unique<comm::SmpiBells>(parent_);
+#else
         MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
+#endif
         MPI_Win_sync(win_);
         // The offsets where each origin's blocks land, per plan and parity.
         std::vector<std::int64_t> mine(2 * std::size_t(p_)), theirs(2 * std::size_t(p_));
@@ -326,8 +344,15 @@ public:
         MPI_Finalized(&finalized);
         if (!finalized)
         {
+#if PUTMD_SMPI
+            for (int d = 1; d < p_; ++d)
+            {
+                MPI_Win_unlock(peerRanks_[(me_ + d) % p_], win_);
+            }
+#else
             MPI_Win_unlock_all(win_);
-            MPI_Win_free(&win_);
+#endif
+            MPI_Win_free(&win_); // then bells_ goes: every ring came before its barriers
         }
     }
 
@@ -350,13 +375,30 @@ public:
                         static_cast<MPI_Aint>(t.remoteOffset[q][par]), t.mpiSendCounts[q], kMpiReal, win_);
                 MPI_Win_flush(target, win_);
             }
+#if PUTMD_SMPI
+            // a put: SMPI 3.32 completes each accumulate before returning
+            // (comm/backend_rma.cpp, writeControl), and copies a put whole
+            MPI_Put(&flagValue_, 1, MPI_UINT64_T, target, static_cast<MPI_Aint>(8 * parentRank_), 1, MPI_UINT64_T,
+                    win_);
+#else
             MPI_Accumulate(&flagValue_, 1, MPI_UINT64_T, target, static_cast<MPI_Aint>(8 * parentRank_), 1,
                            MPI_UINT64_T, MPI_REPLACE, win_);
+#endif
         }
+#if PUTMD_SMPI
+        // each target's flag completed, then its bell (comm/smpi_bell.h)
+        for (int d = 1; d < p_; ++d)
+        {
+            const int target = peerRanks_[(me_ + d) % p_];
+            MPI_Win_flush(target, win_);
+            bells_->ring(target);
+        }
+#else
         if (p_ > 1)
         {
             MPI_Win_flush_all(win_);
         }
+#endif
         selfCopy(t, src, dst);
 
         pending_.clear();
@@ -364,7 +406,11 @@ public:
         {
             pending_.push_back((me_ + p_ - d) % p_);
         }
+#if PUTMD_SMPI
+        const double since = clockSeconds();
+#else
         comm::Waiter waiter([&] { return describeWait(s); });
+#endif
         while (!pending_.empty())
         {
             bool progress = false;
@@ -389,7 +435,11 @@ public:
             }
             if (!progress && !pending_.empty())
             {
+#if PUTMD_SMPI
+                bells_->wait(since, [&] { return describeWait(s); });
+#else
                 waiter.poll();
+#endif
             }
         }
         count(t, stats);
@@ -410,11 +460,15 @@ private:
 
     std::uint64_t readOwnFlag(int q)
     {
+#if PUTMD_SMPI
+        return comm::loadPutWord(base_ + 8 * peerRanks_[q]); // comm/smpi_bell.h
+#else
         std::uint64_t value = 0, dummy = 0;
         MPI_Fetch_and_op(&dummy, &value, MPI_UINT64_T, parentRank_, static_cast<MPI_Aint>(8 * peerRanks_[q]),
                          MPI_NO_OP, win_);
         MPI_Win_flush(parentRank_, win_);
         return value;
+#endif
     }
 
     MPI_Comm         parent_;          // the window's communicator
@@ -426,6 +480,9 @@ private:
     std::int64_t     regionBytes_ = 0; // one parity's receive region
     std::uint64_t    seq_ = 0, flagValue_ = 0; // flagValue_: origin buffer of the flag accumulates
     std::vector<int> pending_;
+#if PUTMD_SMPI
+    std::unique_ptr<comm::SmpiBells> bells_; // comm/smpi_bell.h
+#endif
 };
 
 class ShmTransport final : public TransportBase
