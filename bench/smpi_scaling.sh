@@ -3,8 +3,8 @@
 #
 # usage: bench/smpi_scaling.sh [PLATFORMS] [RANKS] [SYSTEM_DIR] [STEPS] [BACKENDS]
 #   defaults: "gbe ib-fattree" "16 64" tests/data/systems/water-spce-96k 30 "p2p rma"
-# (rma with separate PME ranks simulates slowly: its waits poll flags with
-# one-sided reads, each a simulated event; minutes per run at 16 ranks)
+# (rma simulates at about half p2p's speed: each put is a message pair in
+# SMPI; its waits sleep until the flag's writer wakes them, smpi_bell.h)
 # For every platform, rank count, --npme (LAYOUTS, default "0 estimate measure":
 # PME on every rank, the estimate's choice, and the faster of npme 0 and the
 # estimate's best K > 0 timed at start-up) and backend (p2p, rma)
