@@ -17,9 +17,10 @@
  * This clock reads the same time without the burst. Between two MPI calls
  * a rank's simulated time is the engine's clock at the return of the last
  * call plus the CPU time spent since, scaled as SMPI scales it (the
- * platform's host speed against smpi/host-speed; measured once at
- * MPI_Init). putmd_smpi is linked with `-Wl,--wrap` for each MPI function
- * that ends and restarts SMPI's timer (in SimGrid 3.32: point-to-point,
+ * platform's host speed against smpi/host-speed; measured at MPI_Init,
+ * the smaller of two 1 ms measurements). putmd_smpi is linked with
+ * `-Wl,--wrap` for each MPI function that ends and restarts SMPI's timer
+ * (in SimGrid 3.32: point-to-point,
  * one-sided, collective, split, init and finalize calls: the
  * PUTMD_SMPI_WRAP lines of smpi_clock.cpp, which CMakeLists.txt reads), and
  * each wrapper records (engine clock, CPU time) after the real call
