@@ -59,6 +59,7 @@
 
 #include "comm/backends.h"
 #include "comm/onesided.h"
+#include "comm/shared_flag.h"
 #include "comm/smpi_bell.h"
 #include "comm/waiter.h"
 #include "core/clock.h"
@@ -171,7 +172,7 @@ private:
     std::uint64_t readOwn(std::size_t offset)
     {
 #if PUTMD_SMPI
-        return loadPutWord(arena().local(ArenaBlock{ctrl_.gen, offset})); // see above
+        return loadAcquire(arena().local(ArenaBlock{ctrl_.gen, offset})); // see above
 #else
         std::uint64_t value = 0, dummy = 0;
         MPI_Win       w     = arena().window(ctrl_.gen);
@@ -254,24 +255,12 @@ private:
         touched_[static_cast<std::size_t>(gen)] = true;
     }
 
-    /* A flag or an acknowledgement into peer's control block: an atomic
-     * write (accumulate with MPI_REPLACE), completed by the next flush.
-     * Under SimGrid (putmd_smpi) a put: SMPI 3.32 completes every
-     * MPI_Accumulate before returning (smpi_win.cpp flushes the target after
-     * each, a workaround for accumulate ordering it does not implement), so
-     * the flags to L peers cost L round trips one after the other, where an
-     * RMA library overlaps them; SMPI copies a put whole when it completes,
-     * and its fetch-and-op reads are copies too, so a put is as atomic there.
-     * The data and the results are the same either way. */
+    /* A flag or an acknowledgement into peer's control block, completed by
+     * the next flush (putFlagWord: an accumulate, a put under SimGrid). */
     void writeControl(const std::uint64_t* value, int peer, std::size_t offset, int gen)
     {
         touch(gen, peer);
-#if PUTMD_SMPI
-        MPI_Put(value, 1, MPI_UINT64_T, peer, static_cast<MPI_Aint>(offset), 1, MPI_UINT64_T, arena().window(gen));
-#else
-        MPI_Accumulate(value, 1, MPI_UINT64_T, peer, static_cast<MPI_Aint>(offset), 1, MPI_UINT64_T, MPI_REPLACE,
-                       arena().window(gen));
-#endif
+        putFlagWord(value, peer, static_cast<MPI_Aint>(offset), arena().window(gen));
     }
 
     void startRemote(std::uint64_t seq) override

@@ -14,7 +14,8 @@
  *
  * The scheme: all simulated ranks share one address space, and SMPI writes
  * a put's bytes into the target's memory when the transfer completes, so
- * the waiting rank reads the word with a load (loadPutWord). When the word
+ * the waiting rank reads the word with an acquire load (loadAcquire,
+ * comm/shared_flag.h). When the word
  * is not there yet it sleeps on its bell, a SimGrid semaphore, one per
  * rank and group; the writer rings the target's bell right after the flush
  * that completed the write (its MPI_Win_flush of that target returns when
@@ -36,7 +37,6 @@
 
 #include <mpi.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -71,12 +71,34 @@ private:
     std::vector<void*> all_;           // every member's, by rank
 };
 
-/* A 64-bit word of this rank's window that peers write with MPI_Put. */
-inline std::uint64_t loadPutWord(std::byte* word)
-{
-    return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(word)).load(std::memory_order_acquire);
-}
-
 } // namespace putmd::comm
 
 #endif // PUTMD_SMPI
+
+#include <mpi.h>
+
+#include <cstdint>
+
+namespace putmd::comm
+{
+
+/* Writes the flag or acknowledgement word *value into target's window at
+ * disp (bytes), completed by the caller's next flush: an atomic
+ * MPI_Accumulate(MPI_REPLACE), or under SimGrid an MPI_Put. SMPI 3.32
+ * completes every MPI_Accumulate before it returns (smpi_win.cpp flushes
+ * the target after each, a workaround for accumulate ordering it does not
+ * implement), so flags to L peers would cost L round trips one after the
+ * other where an RMA library overlaps them; SMPI copies a put whole when
+ * it completes, and the reads are loads (above), so a put is as atomic
+ * there. The data and the results are the same either way. *value must
+ * live until the flush. */
+inline void putFlagWord(const std::uint64_t* value, int target, MPI_Aint disp, MPI_Win win)
+{
+#if PUTMD_SMPI
+    MPI_Put(value, 1, MPI_UINT64_T, target, disp, 1, MPI_UINT64_T, win);
+#else
+    MPI_Accumulate(value, 1, MPI_UINT64_T, target, disp, 1, MPI_UINT64_T, MPI_REPLACE, win);
+#endif
+}
+
+} // namespace putmd::comm

@@ -375,15 +375,7 @@ public:
                         static_cast<MPI_Aint>(t.remoteOffset[q][par]), t.mpiSendCounts[q], kMpiReal, win_);
                 MPI_Win_flush(target, win_);
             }
-#if PUTMD_SMPI
-            // a put: SMPI 3.32 completes each accumulate before returning
-            // (comm/backend_rma.cpp, writeControl), and copies a put whole
-            MPI_Put(&flagValue_, 1, MPI_UINT64_T, target, static_cast<MPI_Aint>(8 * parentRank_), 1, MPI_UINT64_T,
-                    win_);
-#else
-            MPI_Accumulate(&flagValue_, 1, MPI_UINT64_T, target, static_cast<MPI_Aint>(8 * parentRank_), 1,
-                           MPI_UINT64_T, MPI_REPLACE, win_);
-#endif
+            comm::putFlagWord(&flagValue_, target, static_cast<MPI_Aint>(8 * parentRank_), win_);
         }
 #if PUTMD_SMPI
         // each target's flag completed, then its bell (comm/smpi_bell.h)
@@ -461,7 +453,7 @@ private:
     std::uint64_t readOwnFlag(int q)
     {
 #if PUTMD_SMPI
-        return comm::loadPutWord(base_ + 8 * peerRanks_[q]); // comm/smpi_bell.h
+        return comm::loadAcquire(base_ + 8 * peerRanks_[q]); // comm/smpi_bell.h
 #else
         std::uint64_t value = 0, dummy = 0;
         MPI_Fetch_and_op(&dummy, &value, MPI_UINT64_T, parentRank_, static_cast<MPI_Aint>(8 * peerRanks_[q]),

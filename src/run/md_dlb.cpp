@@ -22,8 +22,6 @@
 #include "run/md_run.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <numeric>
 #include <string>
 
