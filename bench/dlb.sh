@@ -6,9 +6,10 @@
 #   N           runs of each timed variant, alternating (median of N; 3)
 #   NSTEPS      steps of the timed runs (3000; 1000 for the oversubscribed)
 #
-# Timed on 2 cores: 2 ranks x 1 thread, -dd 2 1 1, --npme 0, with -dlb no
-# and -dlb yes (putmd), and gmx_mpi mdrun with -dlb no and -dlb yes on the
-# same input (GROMACS's own balancing, for comparison). Printed per variant:
+# Timed on 2 cores: 2 ranks x 1 thread, -dd 2 1 1, --npme 0, with -dlb no,
+# auto and yes (putmd), and gmx_mpi mdrun with the same three on the same
+# input (GROMACS's own balancing, for comparison); for -dlb auto, what it
+# did (turned on, and off again when not faster: domdec/dlb_switch.h). Printed per variant:
 # ns/day of each run and the median, the log's "time lost to load
 # imbalance" (median), and for putmd the balancing's own cost (its stage's
 # share of the wall time) and the slab widths at the end.
@@ -41,7 +42,7 @@ putmd_run() { # name ranks dlb nsteps [putmd options]
       || { echo "putmd $name failed:"; tail -5 "$name.out"; exit 1; }
 }
 for i in $(seq "$n"); do
-  for dlb in no yes; do
+  for dlb in no auto yes; do
     putmd_run "p-$dlb" 2 "$dlb" "$nsteps" -dd 2 1 1
     rate[p-$dlb]="${rate[p-$dlb]:-} $(perf p-$dlb.log)"
     loss[p-$dlb]="${loss[p-$dlb]:-} $(lost p-$dlb.log)"
@@ -55,10 +56,11 @@ done
 echo "system: $sys, $nsteps steps, $n runs each, alternating; 2 ranks x 1 thread, -dd 2 1 1, npme 0"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); instruction sets: $(grep -o -w -E 'avx512f|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')"
 echo "putmd $(grep -m1 '^nonbonded kernel' p-yes.log || true)"
-for k in p-no p-yes g-no g-yes; do
+for k in p-no p-auto p-yes g-no g-auto g-yes; do
   printf "%-6s ns/day:%s  median %s; lost to imbalance (%%):%s  median %s\n" "$k" "${rate[$k]}" \
       "$(median ${rate[$k]})" "${loss[$k]}" "$(median ${loss[$k]})"
 done
+echo "putmd -dlb auto (the last run): $(grep -m1 -o 'Dynamic load balancing (-dlb auto): [^;]*\(; turned off[^;]*\)\?' p-auto.log || echo '?')"
 echo "putmd -dlb yes: balancing's own cost (% of the wall time):${cost[p-yes]}"
 echo "putmd -dlb yes: $(grep -m1 -o 'slab widths (nm) at the start.*' p-yes.log)"
 awk -v a="$(median ${rate[p-no]})" -v b="$(median ${rate[p-yes]})" -v g="$(median ${rate[g-yes]})" -v h="$(median ${rate[g-no]})" \

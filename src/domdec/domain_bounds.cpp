@@ -166,28 +166,58 @@ void DomainBounds::balance(const std::vector<double>& rankLoads, const std::arra
                 target[c][k] = mean[k] + t * (target[c][k] - mean[k]);
             }
         }
-        // the whole move scaled (one factor for every column, so the
-        // stagger limit holds too) to at most half the narrowest slab: with
-        // the atoms' own motion a group crosses at most one boundary
-        // between two searches
-        double largest = 0;
-        for (int c = 0; c < numCol; c++)
+        moveTowards(d, target, minW);
+    }
+}
+
+/* The whole move scaled (one factor for every column, so the stagger limit
+ * holds too) to at most half the narrowest slab: with the atoms' own motion
+ * a group crosses at most one boundary between two searches. Returns the
+ * largest distance left to the target. */
+double DomainBounds::moveTowards(int d, const std::vector<std::vector<double>>& target, double minW)
+{
+    const int n      = grid_.n[d];
+    double    largest = 0;
+    for (int c = 0; c < numColumns_[d]; c++)
+    {
+        for (int k = 1; k < n; k++)
         {
-            for (int k = 1; k < n; k++)
-            {
-                largest = std::max(largest, std::abs(target[c][k] - column(d, c)[k]));
-            }
-        }
-        const double s = largest > 0.5 * minW ? 0.5 * minW / largest : 1.0;
-        for (int c = 0; c < numCol; c++)
-        {
-            double* b = b_[d].data() + size_t(c) * (n + 1);
-            for (int k = 1; k < n; k++)
-            {
-                b[k] += s * (target[c][k] - b[k]);
-            }
+            largest = std::max(largest, std::abs(target[c][k] - column(d, c)[k]));
         }
     }
+    const double s = largest > 0.5 * minW ? 0.5 * minW / largest : 1.0;
+    for (int c = 0; c < numColumns_[d]; c++)
+    {
+        double* b = b_[d].data() + size_t(c) * (n + 1);
+        for (int k = 1; k < n; k++)
+        {
+            b[k] += s * (target[c][k] - b[k]);
+        }
+    }
+    return (1 - s) * largest;
+}
+
+bool DomainBounds::relaxToUniform(const std::array<double, 3>& boxWidths)
+{
+    bool uniform = true;
+    for (int d = 0; d < 3; d++)
+    {
+        const int n = grid_.n[d];
+        if (n == 1)
+        {
+            continue;
+        }
+        // equal slabs in every column: a valid set, so every step towards
+        // it keeps the slabs and the stagger within their limits
+        std::vector<double> equal(n + 1);
+        for (int k = 0; k <= n; k++)
+        {
+            equal[k] = double(k) / n;
+        }
+        const std::vector<std::vector<double>> target(numColumns_[d], equal);
+        uniform = moveTowards(d, target, minWidth(d, boxWidths[d])) == 0 && uniform;
+    }
+    return uniform;
 }
 
 bool DomainBounds::set(const Flat& flat, const std::array<double, 3>& boxWidths)

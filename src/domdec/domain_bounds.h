@@ -71,6 +71,10 @@ public:
     void balance(const std::vector<double>& rankLoads, const std::array<double, 3>& boxWidths,
                  double damping = kDlbDamping);
 
+    /* After balancing is turned off: every boundary towards equal slabs,
+     * within the same move limit as a balance; true once they are equal. */
+    bool relaxToUniform(const std::array<double, 3>& boxWidths);
+
     const Flat& flat() const { return b_; }
     /* False (and nothing changed) unless the values fit: the counts of this
      * grid, increasing from 0 to 1 per column, slabs and stagger within the
@@ -86,6 +90,7 @@ private:
     std::array<double, 3> stagger_{ 0, 0, 0 };
     Flat                  b_;
     const double*         column(int d, int c) const { return b_[d].data() + size_t(c) * (grid_.n[d] + 1); }
+    double moveTowards(int d, const std::vector<std::vector<double>>& target, double minW);
 };
 
 } // namespace putmd

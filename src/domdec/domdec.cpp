@@ -147,6 +147,11 @@ void DomainDecomposition::balance(const std::vector<double>& rankLoads, double d
     bounds_.balance(rankLoads, boxWidths(), damping);
 }
 
+bool DomainDecomposition::relaxBounds()
+{
+    return bounds_.relaxToUniform(boxWidths());
+}
+
 bool DomainDecomposition::setBounds(const Bounds& bounds)
 {
     return bounds_.set(bounds, boxWidths());

@@ -184,6 +184,9 @@ public:
      * do not fit this grid and box (another grid, or slabs too narrow). */
     bool setBounds(const Bounds& bounds);
     void balance(const std::vector<double>& rankLoads, double damping = kDlbDamping);
+    /* Balancing turned off: the boundaries a step towards equal domains
+     * (domain_bounds.h); true once they are there. */
+    bool relaxBounds();
     /* Each slab's width (nm) along d, column after column. */
     std::vector<double> slabWidths(int d) const;
     int                 numColumns(int d) const { return bounds_.numColumns(d); }

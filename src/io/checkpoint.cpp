@@ -242,6 +242,14 @@ std::vector<std::byte> encodeCheckpoint(const Checkpoint& c)
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < 3; k++)
             b.put(c.constraintVirial(r, k));
+    b.put(uint32_t(c.dlbOffForGood ? 1 : 0));
+    b.put(c.dlbReferenceSeconds);
+    b.put(c.dlbReferenceWindows);
+    b.put(uint32_t(c.dlbBalancedSteps.size()));
+    for (double t : c.dlbBalancedSteps)
+    {
+        b.put(t);
+    }
     Writer w;
     w.out.reserve(b.out.size() + 32);
     w.out.insert(w.out.end(), reinterpret_cast<const std::byte*>(kMagic), reinterpret_cast<const std::byte*>(kMagic) + 8);
@@ -401,6 +409,21 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
         for (int row = 0; row < 3; row++)
             for (int k = 0; k < 3; k++)
                 c.constraintVirial(row, k) = r.finite("the constraint virial");
+    }
+    if (version >= 7)
+    {
+        c.dlbOffForGood       = r.flag("the load-balancing switch's off flag");
+        c.dlbReferenceSeconds = r.finite("the load-balancing reference time");
+        c.dlbReferenceWindows = r.get<int32_t>("the load-balancing reference window count");
+        if (c.dlbReferenceWindows < 0)
+        {
+            r.fail(fmt::format("load-balancing reference window count {} is negative", c.dlbReferenceWindows));
+        }
+        const uint32_t n = r.count("load-balancing step time", 64, 8);
+        for (uint32_t k = 0; k < n; k++)
+        {
+            c.dlbBalancedSteps.push_back(r.finite("a load-balancing step time"));
+        }
     }
     if (!r.atEnd())
     {

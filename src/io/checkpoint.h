@@ -48,7 +48,7 @@
 namespace putmd
 {
 
-constexpr uint32_t kCheckpointVersion = 6; // versions 1 (no FFT plans), 2 (no box velocity), 3 (no load balancing), 4 (no PME ranks) and 5 (no constraint virial) are still read
+constexpr uint32_t kCheckpointVersion = 7; // versions 1 (no FFT plans), 2 (no box velocity), 3 (no load balancing), 4 (no PME ranks), 5 (no constraint virial) and 6 (no balancing switch) are still read
 
 struct CheckpointOutputFile
 {
@@ -97,6 +97,13 @@ struct Checkpoint
      * constraint virial of the drift before it: that virial, summed over
      * the ranks (zero for leap-frog, which computes it within the step). */
     Matrix3 constraintVirial;
+    /* version 7: -dlb auto's switch (domdec/dlb_switch.h): turned off for
+     * the rest of the run, the reference windows' summed wall time per
+     * step and their count, and the last windows' with balancing. */
+    bool                dlbOffForGood       = false;
+    double              dlbReferenceSeconds = 0;
+    int32_t             dlbReferenceWindows = 0;
+    std::vector<double> dlbBalancedSteps;
 };
 
 std::vector<std::byte> encodeCheckpoint(const Checkpoint& c);

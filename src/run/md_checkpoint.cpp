@@ -139,6 +139,10 @@ void MdRun::writeCheckpointFile(long step, bool outputsWritten, const StepStart&
     c.dlbActive = state.dlbActive;
     c.dlbBounds = state.dlbBounds;
     c.dlbLoads  = state.dlbLoads;
+    c.dlbOffForGood       = state.dlbSwitch.offForGood;
+    c.dlbReferenceSeconds = state.dlbSwitch.referenceSeconds;
+    c.dlbReferenceWindows = state.dlbSwitch.referenceWindows;
+    c.dlbBalancedSteps    = state.dlbSwitch.balancedSteps;
     for (const auto& f : outputFiles())
     {
         CheckpointOutputFile out;
@@ -189,11 +193,12 @@ void MdRun::checkpointStage(long step, bool last, const Progress& progress)
             // this step's balance needs the window's loads: exchanged now,
             // saved, and used by the search below as by a continuation
             Timed t(&timers_, Stage::LoadBalancing);
-            dlb_.pendingLoads = exchangeDlbLoads();
+            dlb_.pendingLoads = exchangeDlbLoads(step);
         }
         state.dlbActive = dlb_.active;
         state.dlbBounds = dd_->bounds();
         state.dlbLoads  = dlb_.pendingLoads;
+        state.dlbSwitch = dlb_.sw.state();
     }
     if (last)
     {

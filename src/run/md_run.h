@@ -29,6 +29,7 @@
 #include "io/trajectory.h"
 #include "io/edr_file.h"
 #include "io/energy_file.h"
+#include "domdec/dlb_switch.h"
 #include "run/force_calculator.h"
 #include "run/md_output.h"
 #include "run/energy_groups.h"
@@ -148,6 +149,7 @@ private:
         bool                               dlbActive = false;
         std::array<std::vector<double>, 3> dlbBounds;
         std::vector<double>                dlbLoads;
+        DlbSwitchState                     dlbSwitch;
     };
     std::optional<StepStart> lastStepStart_; // the state at the start of the last step
     void                     continueFromCheckpoint();
@@ -175,11 +177,17 @@ private:
     struct DlbState
     {
         bool                active       = false;
-        long                turnedOnStep = -1;
-        std::string         why;               // when and why it went on (log)
+        long                turnedOnStep = -1, turnedOffStep = -1;
+        std::string         why, offWhy;       // when and why it went on, and off (log)
+        DlbSwitch           sw;                // auto's on and off (domdec/dlb_switch.h)
+        std::optional<DlbSwitchState> restoredSwitch; // its state in the checkpoint this run continues
+        bool                relaxing = false;  // off for good: boundaries on their way to equal domains
+        long                measuredWindows = 0; // windows this process measured
         bool                marked   = false;  // a window is open
+        long                markStep = 0;      // the step it opened at
         double              workMark = 0, wallMark = 0;
         std::vector<double> pendingLoads;      // exchanged early (checkpoint step) or restored
+        bool                pendingRestored = false; // ... from the checkpoint (measured by the run it continues)
         long                windows = 0, balances = 0;
         double              firstImbalance = -1, lastImbalance = -1; // max/mean - 1 of the ranks' work
         double              firstLoss = -1, lastLoss = -1;           // percent of the wall time
@@ -188,11 +196,13 @@ private:
     } dlb_;
     bool                dlbEnabled() const { return dd_ && options_.dd.dlb != DlbMode::No && dd_->grid().size() > 1; }
     double              dlbWork() const;
-    std::vector<double> exchangeDlbLoads();
+    std::vector<double> exchangeDlbLoads(long step);
     void                balanceStage(long step);
-    void                openDlbWindow(); // after a repartition: the next window's marks
+    void                dlbDecide(long step, const std::vector<double>& loads, bool measuredHere);
+    void                openDlbWindow(long step); // after a repartition: the next window's marks
     void                restoreDlb();    // a continuation: the checkpointed boundaries and state
     std::array<std::vector<double>, 3> dlbWidthsNow() const;
+    std::string         dlbStory() const; // on, off, or on and then off, and why
     void                dlbLogSummary() const;
     void                dlbJson(nlohmann::json& json) const; // adds "dlb" (when it could run)
     /* The virtual sites this rank places: all, or its home ones (home indices). */

@@ -313,7 +313,7 @@ bool MdRun::searchStage(long step)
             balanceStage(step);
         }
         repartition();
-        openDlbWindow();
+        openDlbWindow(step);
     }
     else if (regular)
     {

@@ -160,6 +160,10 @@ void expectBitIdentical(const Checkpoint& a, const Checkpoint& b)
         EXPECT_EQ(a.dlbBounds[d], b.dlbBounds[d]);
     }
     EXPECT_EQ(a.dlbLoads, b.dlbLoads);
+    EXPECT_EQ(a.dlbOffForGood, b.dlbOffForGood);
+    EXPECT_EQ(bitsOf(a.dlbReferenceSeconds), bitsOf(b.dlbReferenceSeconds));
+    EXPECT_EQ(a.dlbReferenceWindows, b.dlbReferenceWindows);
+    EXPECT_EQ(a.dlbBalancedSteps, b.dlbBalancedSteps);
     ASSERT_EQ(a.files.size(), b.files.size());
     for (size_t k = 0; k < a.files.size(); k++)
     {
@@ -228,6 +232,9 @@ struct HandBody
     double                                      groupRadius   = 0.13;
     int32_t                                     pmeRanks      = 1; // version 5
     double                                      constraintVirialXx = 21.5; // version 6 (the rest zero)
+    double                                      dlbReference = 0.012; // version 7: s/step summed over 3 windows
+    int32_t                                     dlbRefWindows = 3;
+    std::vector<double>                         dlbBalanced  = { 0.005, 0.0045 };
     Bytes                                       extra; // after the last field
 
     template<typename T>
@@ -333,6 +340,17 @@ struct HandBody
                 put(b, k == 0 ? constraintVirialXx : 0.0);
             }
         }
+        if (formatVersion >= 7)
+        {
+            put(b, uint32_t(1)); // turned off for good
+            put(b, dlbReference);
+            put(b, dlbRefWindows);
+            put(b, uint32_t(dlbBalanced.size()));
+            for (double v : dlbBalanced)
+            {
+                put(b, v);
+            }
+        }
         b.insert(b.end(), extra.begin(), extra.end());
         return b;
     }
@@ -416,6 +434,10 @@ TEST(Checkpoint, HandBuiltBodyMatchesTheEncoderSoTheDocumentedLayoutIsTheFormat)
     c.dlbLoads           = { 1.5, 2.5, 8.0 };
     c.pmeRanks           = h.pmeRanks;
     c.constraintVirial(0, 0) = h.constraintVirialXx;
+    c.dlbOffForGood          = true;
+    c.dlbReferenceSeconds    = h.dlbReference;
+    c.dlbReferenceWindows    = 3;
+    c.dlbBalancedSteps       = h.dlbBalanced;
     EXPECT_EQ(encodeCheckpoint(c), h.file());
     expectBitIdentical(c, decodeCheckpoint(h.file(), "hand.cpt"));
 }
@@ -447,6 +469,18 @@ TEST(Checkpoint, VersionFiveWithoutConstraintVirialIsStillRead)
     const Checkpoint c = decodeCheckpoint(h.file(), "v5.cpt");
     EXPECT_EQ(c.pmeRanks, h.pmeRanks);
     EXPECT_EQ(c.constraintVirial(0, 0), 0.0);
+}
+
+TEST(Checkpoint, VersionSixWithoutTheBalancingSwitchIsStillRead)
+{
+    HandBody h;
+    h.formatVersion = 6;
+    const Checkpoint c = decodeCheckpoint(h.file(), "v6.cpt");
+    EXPECT_EQ(c.constraintVirial(0, 0), h.constraintVirialXx);
+    EXPECT_TRUE(c.dlbActive);
+    EXPECT_FALSE(c.dlbOffForGood); // never turned off: it may, with a reference from the continuation
+    EXPECT_EQ(c.dlbReferenceWindows, 0);
+    EXPECT_TRUE(c.dlbBalancedSteps.empty());
 }
 
 TEST(Checkpoint, EncoderRefusesArraysThatDoNotMatchTheAtomCount)
@@ -617,6 +651,8 @@ TEST(Checkpoint, ImpossibleValuesWithAValidChecksumAreRejected)
     EXPECT_REJECTED(with([](HandBody& h) { h.nstlist = -5; }), "nstlist -5 is not positive");
     EXPECT_REJECTED(with([](HandBody& h) { h.samples = -1; }), "the average count is negative");
     EXPECT_REJECTED(with([](HandBody& h) { h.ranks = 0; }), "rank count 0 is not positive");
+    EXPECT_REJECTED(with([](HandBody& h) { h.dlbRefWindows = -2; }),
+                    "load-balancing reference window count -2 is negative");
 }
 
 TEST(Checkpoint, NonFiniteValuesWithAValidChecksumAreRejectedNamingTheField)
@@ -637,6 +673,9 @@ TEST(Checkpoint, NonFiniteValuesWithAValidChecksumAreRejectedNamingTheField)
     EXPECT_REJECTED(with([&](HandBody& h) { h.rlist = nan; }), "the pair-list radius is not a finite number");
     EXPECT_REJECTED(with([&](HandBody& h) { h.xi[0] = nan; }), "a Nose-Hoover xi is not a finite number");
     EXPECT_REJECTED(with([&](HandBody& h) { h.averages[0].second = inf; }), "an average's sum is not a finite number");
+    EXPECT_REJECTED(with([&](HandBody& h) { h.dlbReference = nan; }),
+                    "the load-balancing reference time is not a finite number");
+    EXPECT_REJECTED(with([&](HandBody& h) { h.dlbBalanced[1] = inf; }), "a load-balancing step time is not a finite number");
 }
 
 /* ---- files on disk ----------------------------------------------------- */

@@ -161,5 +161,53 @@ TEST(DomainBounds, ColumnsStaggerWithinTheLimits)
     EXPECT_FALSE(copy.set(tooStaggered, widths));
 }
 
+/* Balancing turned off (domdec/dlb_switch.h): the boundaries return to
+ * equal domains a limited step at a time (every move at most half the
+ * narrowest allowed slab, every state one set() accepts), and get there. */
+TEST(DomainBounds, RelaxToUniformReturnsWithinTheMoveLimits)
+{
+    const Box    box = cubicBox(5.0);
+    const double halo = 1.386;
+    DdGrid       grid;
+    grid.n = { 2, 2, 1 };
+    DomainBounds b(grid, box, halo);
+    const DomainBounds::Flat    uniform = b.flat();
+    const std::array<double, 3> widths{ 5, 5, 5 };
+    const std::vector<double>   loads{ 5, 1, 3, 1 }; // x: 8 against 2; y in column 0: 5 against 3
+    for (int balance = 0; balance < 10; balance++)
+    {
+        b.balance(loads, widths);
+    }
+    ASSERT_GT(std::abs(b.face(0, 0, 1) - 0.5), 0.05); // far from equal, more than one move away
+    DomainBounds::Flat previous = b.flat();
+    int                calls    = 0;
+    bool               done     = false;
+    while (!done && calls < 50)
+    {
+        done = b.relaxToUniform(widths);
+        calls++;
+        DomainBounds check(grid, box, halo);
+        EXPECT_TRUE(check.set(b.flat(), widths)) << "after " << calls << " call(s)";
+        for (int d = 0; d < 2; d++)
+        {
+            for (size_t k = 0; k < b.flat()[d].size(); k++)
+            {
+                EXPECT_LE(std::abs(b.flat()[d][k] - previous[d][k]), 0.5 * b.minWidth(d, 5.0) * (1 + 1e-12));
+            }
+        }
+        previous = b.flat();
+    }
+    EXPECT_TRUE(done);
+    EXPECT_GT(calls, 1); // the limit held it back at least once
+    for (int d = 0; d < 3; d++)
+    {
+        for (size_t k = 0; k < uniform[d].size(); k++)
+        {
+            EXPECT_NEAR(b.flat()[d][k], uniform[d][k], 1e-12);
+        }
+    }
+    EXPECT_TRUE(b.relaxToUniform(widths)); // and stays
+}
+
 } // namespace
 } // namespace putmd
