@@ -35,6 +35,14 @@ std::vector<double> slabLoads(const std::vector<double>& bounds, const std::func
     return loads;
 }
 
+/* The staggered-boundary tests' grid: 2 x 2 x 1 domains. */
+DdGrid twoByTwoByOne()
+{
+    DdGrid grid;
+    grid.n = { 2, 2, 1 };
+    return grid;
+}
+
 TEST(LoadBalance, EqualLoadsKeepTheBoundaries)
 {
     const std::vector<double> b{ 0, 0.25, 0.5, 0.75, 1 };
@@ -115,10 +123,9 @@ using test::cubicBox;
  * counts or staggers that do not fit. */
 TEST(DomainBounds, ColumnsStaggerWithinTheLimits)
 {
-    const Box    box = cubicBox(5.0);
+    const Box    box  = cubicBox(5.0);
     const double halo = 1.386;
-    DdGrid       grid;
-    grid.n = { 2, 2, 1 };
+    const DdGrid grid = twoByTwoByOne();
     DomainBounds b(grid, box, halo);
     EXPECT_EQ(b.numColumns(1), 2);
     EXPECT_GT(b.staggerLimit(1), 0.0);
@@ -166,10 +173,9 @@ TEST(DomainBounds, ColumnsStaggerWithinTheLimits)
  * narrowest allowed slab, every state one set() accepts), and get there. */
 TEST(DomainBounds, RelaxToUniformReturnsWithinTheMoveLimits)
 {
-    const Box    box = cubicBox(5.0);
+    const Box    box  = cubicBox(5.0);
     const double halo = 1.386;
-    DdGrid       grid;
-    grid.n = { 2, 2, 1 };
+    const DdGrid grid = twoByTwoByOne();
     DomainBounds b(grid, box, halo);
     const DomainBounds::Flat    uniform = b.flat();
     const std::array<double, 3> widths{ 5, 5, 5 };
