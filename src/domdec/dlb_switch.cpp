@@ -40,7 +40,9 @@ DlbDecision DlbSwitch::window(const DlbWindow& w)
         return DlbDecision::Keep;
     }
     // on: only auto, with measured times and a reference, may turn off
-    if (mode_ != DlbMode::Auto || !timeLoads_ || state_.referenceWindows == 0)
+    // (a continuation's first window, with balancing on, carries the
+    // continuation's one-time costs: not compared either)
+    if (mode_ != DlbMode::Auto || !timeLoads_ || state_.referenceWindows == 0 || w.firstMeasured)
     {
         return DlbDecision::Keep;
     }

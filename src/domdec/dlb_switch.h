@@ -14,8 +14,9 @@
  *    process measured left out (its steps carry the run's one-time costs,
  *    the first force computation's allocations and first touches), unless
  *    it is the only one;
- *  - from kDlbCheckWindows windows with balancing on, every window compares
- *    the mean step of the last kDlbCheckWindows with the reference. Not
+ *  - from kDlbCheckWindows windows with balancing on (a continuation's
+ *    first window, with its own one-time costs, left out), every window
+ *    compares the mean step of the last kDlbCheckWindows with it. Not
  *    faster: balancing goes off for the rest of the run, and the boundaries
  *    return to equal domains within a balance's move limits over the next
  *    searches, as GROMACS's mdrun turns its balancing off when it does not

@@ -121,6 +121,9 @@ TEST(DlbSwitch, AContinuationKeepsTheDecision)
     DlbSwitch c2(DlbMode::Auto, true, false);
     c2.restore(on.state(), true);
     EXPECT_TRUE(c2.active());
+    // its own first window carries its one-time costs: not compared
+    EXPECT_EQ(c2.window(win(20, 30.0, true)), DlbDecision::Keep);
+    EXPECT_TRUE(c2.active());
     EXPECT_EQ(c2.window(win(20, 7.0)), DlbDecision::TurnOff);
 }
 
