@@ -29,7 +29,6 @@
  * turns off (no clock decides), so such runs repeat bit for bit. */
 #pragma once
 
-#include <string>
 #include <vector>
 
 #include "domdec/load_balance.h"

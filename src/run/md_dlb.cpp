@@ -211,8 +211,8 @@ void MdRun::dlbDecide(long step, const std::vector<double>& loads, bool measured
     DlbWindow w;
     w.lossPercent    = loss;
     w.secondsPerStep = steps > 0 ? wall / steps : 0;
-    w.firstMeasured  = measuredHere && dlb_.measuredWindows == 0;
-    dlb_.measuredWindows += measuredHere ? 1 : 0;
+    w.firstMeasured  = measuredHere && !dlb_.measuredOne;
+    dlb_.measuredOne = dlb_.measuredOne || measuredHere;
     const DlbDecision decision = dlb_.sw.window(w);
     dlb_.active                = dlb_.sw.active();
     if (decision == DlbDecision::TurnOn)

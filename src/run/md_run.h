@@ -182,7 +182,7 @@ private:
         DlbSwitch           sw;                // auto's on and off (domdec/dlb_switch.h)
         std::optional<DlbSwitchState> restoredSwitch; // its state in the checkpoint this run continues
         bool                relaxing = false;  // off for good: boundaries on their way to equal domains
-        long                measuredWindows = 0; // windows this process measured
+        bool                measuredOne = false; // this process has measured a window
         bool                marked   = false;  // a window is open
         long                markStep = 0;      // the step it opened at
         double              workMark = 0, wallMark = 0;
