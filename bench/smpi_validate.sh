@@ -8,13 +8,17 @@
 #    shared memory), from bench/pingpong (medians of 3). The host speed is
 #    1:1 (tools/simgrid/smpirun.sh): a measured second is a simulated one.
 # 2. Runs the same MD real and simulated, alternating, REPEATS times each:
-#      1 rank; 2 ranks on one host; 2 ranks on 2 namespace hosts
+#      1 rank; 2 ranks on one host; 2 ranks on 2 namespace hosts;
+#      4 ranks on 2 namespace hosts of one core each (this machine has 2
+#      cores: host h's two ranks are pinned to core h, and the simulated
+#      hosts have one core, which SimGrid shares between their two ranks)
 #    (mixed precision, -nt 1, --comm p2p, --npme 0, pairwise transposes).
 # 3. Prints, per layout, the median wall time per step of each stage in
-#    both and their ratio (simulated / real).
+#    both and their ratio (simulated / real), and the steady step (the
+#    log's "Steady state" line).
 #
-# usage: bench/smpi_validate.sh [SYSTEM_DIR] [STEPS] [REPEATS]
-#   defaults: tests/data/systems/water-spce-12k 300 3
+# usage: [LAYOUTS="..."] bench/smpi_validate.sh [SYSTEM_DIR] [STEPS] [REPEATS]
+#   defaults: tests/data/systems/water-spce-12k 300 3, all four layouts
 # needs: build/bin/putmd and build/bin/pingpong (make build), build/bin/
 # putmd_smpi (built here on first use: tools/simgrid/build_smpi.sh), root for
 # the namespace hosts.
@@ -23,6 +27,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 system=${1:-$root/tests/data/systems/water-spce-12k}
 steps=${2:-300}
 repeats=${3:-3}
+# LAYOUTS: a subset of the layouts below, in this order
+layouts=${LAYOUTS:-1rank 2ranks1host 2hosts 4ranks2hosts}
+for l in $layouts; do
+    [[ $l =~ ^(1rank|2ranks1host|2hosts|4ranks2hosts)$ ]] \
+        || { echo "smpi_validate.sh: LAYOUTS has '$l'; valid: 1rank 2ranks1host 2hosts 4ranks2hosts" >&2; exit 2; }
+done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PUTMD_FFTW_PLAN=estimate
 putmd=$root/build/bin/putmd
 smpi=$root/build/bin/putmd_smpi
@@ -49,6 +59,10 @@ bw_loop=$(awk '$2 == 4194304 {print $6}' "$work/pp-loop" | median)
 echo "links: between namespace hosts ${lat_net} us, ${bw_net} MB/s; within a host ${lat_loop} us, ${bw_loop} MB/s"
 sed -e "s/@BW@/${bw_net}MBps/; s/@LAT@/${lat_net}us/; s/@LBW@/${bw_loop}MBps/; s/@LLAT@/${lat_loop}us/" \
     "$root/tools/simgrid/this-machine.xml" > "$work/platform.xml"
+sed -e 's/core="2"/core="1"/' "$work/platform.xml" > "$work/platform-1core.xml"
+# host h's ranks on core h (mpirun-hosts.sh fills host 0 first, -s 2)
+printf '#!/bin/sh\nexec taskset -c $((OMPI_COMM_WORLD_RANK / 2)) "$@"\n' > "$work/pin"
+chmod +x "$work/pin"
 
 grep -v -i -E "^ *(nstcalcenergy|nstenergy|nstlog|nstxout|nstvout|nstfout|nstxout-compressed|ld-seed) *=" \
     "$system/md.mdp" > "$work/run.mdp"
@@ -69,10 +83,12 @@ run_layout() { # name kind(real|smpi) -> log
         2ranks1host-smpi) "$root/tools/simgrid/smpirun.sh" -platform "$work/platform.xml" -np 2 -per-host 2 "${plain[@]}" "$smpi" "${args[@]}" -deffnm "$out" ;;
         2hosts-real) "$root/tools/cluster/mpirun-hosts.sh" -k 2 -s 1 "$putmd" "${args[@]}" -deffnm "$out" ;;
         2hosts-smpi) "$root/tools/simgrid/smpirun.sh" -platform "$work/platform.xml" -np 2 "${plain[@]}" "$smpi" "${args[@]}" -deffnm "$out" ;;
+        4ranks2hosts-real) "$root/tools/cluster/mpirun-hosts.sh" -k 2 -s 2 "$work/pin" "$putmd" "${args[@]}" -deffnm "$out" ;;
+        4ranks2hosts-smpi) "$root/tools/simgrid/smpirun.sh" -platform "$work/platform-1core.xml" -np 4 -per-host 2 "${plain[@]}" "$smpi" "${args[@]}" -deffnm "$out" ;;
     esac > "$out.out" 2>&1 || { echo "failed: $name $kind (see below)"; tail -20 "$out.out"; exit 1; }
 }
 for i in $(seq "$repeats"); do
-    for layout in 1rank 2ranks1host 2hosts; do
+    for layout in $layouts; do
         run_layout $layout real "$i"
         run_layout $layout smpi "$i"
     done
@@ -90,7 +106,8 @@ stage_ms() { # log stage -> ms per step (Wall t column / steps)
         }
     }' "$1"
 }
-for layout in 1rank 2ranks1host 2hosts; do
+steady_ms() { awk '/^Steady state:/ {print $3; exit}' "$1"; }
+for layout in $layouts; do
     echo
     echo "$layout (ms per step; ratio simulated / real)"
     printf '  %-20s %10s %10s %7s\n' stage real simulated ratio
@@ -100,4 +117,15 @@ for layout in 1rank 2ranks1host 2hosts; do
         [[ -n $r && -n $m ]] || continue
         printf '  %-20s %10.3f %10.3f %7s\n' "$s" "$r" "$m" "$(awk -v a="$m" -v b="$r" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
     done
+    # where ranks share a core, which of them waits and which computes is
+    # the scheduler's choice (Linux: one rank for a slice of milliseconds;
+    # SimGrid: both at half speed), so the nonbonded work and the waits
+    # for it are compared together too
+    both() { echo "$(stage_ms "$1" "Nonbonded") $(stage_ms "$1" "Wait comm. coord.") $(stage_ms "$1" "Wait comm. force")" | awk '{print $1 + $2 + $3}'; }
+    r=$(for i in $(seq "$repeats"); do both "$work/$layout-real-$i.log"; done | median)
+    m=$(for i in $(seq "$repeats"); do both "$work/$layout-smpi-$i.log"; done | median)
+    printf '  %-20s %10.3f %10.3f %7s\n' "Nonbonded + waits" "$r" "$m" "$(awk -v a="$m" -v b="$r" 'BEGIN { printf "%.2f", a / b }')"
+    r=$(for i in $(seq "$repeats"); do steady_ms "$work/$layout-real-$i.log"; done | median)
+    m=$(for i in $(seq "$repeats"); do steady_ms "$work/$layout-smpi-$i.log"; done | median)
+    printf '  %-20s %10.3f %10.3f %7s\n' "Steady step" "$r" "$m" "$(awk -v a="$m" -v b="$r" 'BEGIN { printf "%.2f", a / b }')"
 done

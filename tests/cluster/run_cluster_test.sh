@@ -11,7 +11,8 @@
 #     after SIGTERM to the launcher mid-run, no namespace, no keeper process
 #     and no work directory of the cluster remain, also when a second
 #     SIGTERM comes during the teardown;
-#  4. an unreachable host is named within 30 s.
+#  4. an unreachable host is named within 30 s;
+#  5. with more ranks than cores the ranks are told to yield (2c).
 # usage: run_cluster_test.sh PUTMD_D SYSTEM_DIR
 set -u
 putmd=$1
@@ -63,6 +64,14 @@ if [[ $rc -eq 0 ]] || ! grep -q "the shmem backend needs Open MPI's one-sided co
     fail "--comm shmem on the namespace hosts was not refused with a message (exit $rc): ${out: -600}"
 fi
 left=$(leftovers); [[ -z $left ]] || fail "left behind after a refused shmem run:$left"
+
+# 2c. more ranks than cores: Open MPI is told to yield while it waits
+#     (it cannot see that hosts sharing the cores oversubscribe them)
+want=""; [[ 4 -gt $(nproc) ]] && want=1
+out=$("$hosts" -k 2 -s 2 sh -c 'echo "yield=$OMPI_MCA_mpi_yield_when_idle"' 2>&1)
+[[ $(grep -c "^yield=$want\$" <<<"$out") -eq 4 ]] \
+    || fail "4 ranks on $(nproc) cores: the ranks should see OMPI_MCA_mpi_yield_when_idle='$want': ${out: -300}"
+left=$(leftovers); [[ -z $left ]] || fail "left behind after the yield check:$left"
 
 # 3a. a failing command
 "$hosts" -k 2 -s 1 false >/dev/null 2>&1 && fail "a failing command did not fail the launcher"

@@ -192,6 +192,16 @@ for v in LD_LIBRARY_PATH OMP_NUM_THREADS $(compgen -e | grep '^PUTMD_' || true);
     [[ -n ${!v+x} ]] && pass_env+=(-x "$v")
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# more ranks than this machine has cores: every host offers SLOTS slots on
+# the same cores, so Open MPI does not know the job is oversubscribed and
+# its waits spin for a whole scheduler slice while the rank they wait for
+# sits on the same core (water-spce-12k, 4 ranks on 2 hosts of one core
+# each: 27 ms a step spinning, 4.2 ms yielding). Tell it, unless the
+# caller chose.
+if [[ $ranks -gt $(nproc) && -z ${OMPI_MCA_mpi_yield_when_idle+x} ]]; then
+    export OMPI_MCA_mpi_yield_when_idle=1
+fi
+[[ -n ${OMPI_MCA_mpi_yield_when_idle+x} ]] && pass_env+=(-x OMPI_MCA_mpi_yield_when_idle)
 # --bind-to none: every host's daemon sees all of this machine's cores and
 # would bind its first rank to core 0, so ranks of different hosts would
 # share one core (4 ms per message, a scheduler tick, instead of 20 us).
