@@ -113,9 +113,13 @@ NpmeChoice chooseNpme(const NpmeModelInput& in, const NetworkCost& net)
         net.loadedRanks > 0 ? fmt::format("{:.3g} GB/s a rank with all {} at once, {:.3g} GB/s alone",
                                           gbs(net.perByte), net.loadedRanks, gbs(net.perByteAlone))
                             : fmt::format("{:.3g} GB/s", gbs(net.perByte));
+    // the PP grid and halo the prediction assumed, to be read against the
+    // run's "Domain decomposition" line (they must be the same)
+    const std::optional<DdGrid> grid = in.ddGrid(in.worldSize - c.npme);
     c.reason = fmt::format("predicted step {}; network: {}, latency {:.3g} us, {:.3g} us a message in a burst, "
-                           "{}; npme {} gives the shortest predicted step",
-                           predicted, net.source, net.latency * 1e6, net.perMessage * 1e6, bandwidth, c.npme);
+                           "{}; npme {} gives the shortest predicted step (PP ranks: grid {}, halo {:.3f} nm)",
+                           predicted, net.source, net.latency * 1e6, net.perMessage * 1e6, bandwidth, c.npme,
+                           grid ? describeGrid(*grid) : std::string("?"), in.haloDistance);
     return c;
 }
 

@@ -104,6 +104,7 @@ MdRun::MdRun(const SystemInputs& in, const RunOptions& options) :
         v_.assign(x_.size(), RVec());
     }
     settings_        = prepareMd(top_, mdp_, constraints_->numConstraints(), box_, v_);
+    choosePruning(settings_, top_, mdp_, box_);
     settings_.ldSeed = agreedSeed(options_.comm, settings_.ldSeed);
     if (options_.trialSteps > 0)
     {

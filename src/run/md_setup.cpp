@@ -390,6 +390,14 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
     }
     s.notes.push_back("pair list: rlist " + std::to_string(s.rlist) + " nm, updated every " + std::to_string(s.nstlist)
                       + " steps (buffer for " + std::to_string(refT) + " K)");
+    s.bufferTemperature = refT;
+    return s;
+}
+
+void choosePruning(MdSettings& s, const Topology& top, const MdpOptions& mdp, const Box& box)
+{
+    constexpr bool clusterList = std::is_same_v<real, float>;
+    const double   refT        = s.bufferTemperature;
     // dynamic pruning (the cluster-pair kernels): an inner list, buffered for
     // the prune interval, pruned from the outer list every interval steps.
     // The interval minimises a cost model per step: the kernel's work grows
@@ -397,7 +405,7 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
     // costs about 0.4 of a kernel call over the outer list (AVX2, Intel
     // Xeon, nonbonded_kernel_bench: 5.2 ms against 8.0 ms for the kernel
     // over the pruned list, 64% of the outer one)
-    if (clusterList && forBuffer.verletBufferTolerance > 0 && s.nstlist > 2 && mdp.integrator != Integrator::Steep)
+    if (clusterList && mdp.verletBufferTolerance > 0 && s.nstlist > 2 && mdp.integrator != Integrator::Steep)
     {
         auto   cube      = [](double r) { return (r + 0.3) * (r + 0.3) * (r + 0.3); };
         // the AVX2 kernel skips the half of a cluster pair with no pair
@@ -407,7 +415,7 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
         const std::vector<AtomKind> kinds = atomKinds(top); // once for every interval tried
         for (int n = 2; n < s.nstlist; n++)
         {
-            const double inner = estimateRlist(top, kinds, forBuffer, box, n, refT, innerSetup);
+            const double inner = estimateRlist(top, kinds, mdp, box, n, refT, innerSetup);
             const double cost  = cube(inner) + 0.4 * cube(s.rlist) / n;
             if (inner < s.rlist && cost < bestCost)
             {
@@ -422,7 +430,11 @@ MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstrai
                                           s.rlistInner, s.nstlistPrune));
         }
     }
-    return s;
+}
+
+int topologyConstraintDof(const Topology& top)
+{
+    return static_cast<int>(3 * top.settles.size() + top.constraints.size());
 }
 
 uint64_t resolveSeed(long mdpSeed)

@@ -40,6 +40,7 @@ struct MdSettings
     double         displacementBuffer = 0; // for the blow-up check: the exact list's buffer
     int            nstlistPrune = 0;   // dynamic pruning interval (0: none)
     double         rlistInner   = 0;   // its list radius
+    double         bufferTemperature = 0; // K: the temperature the pair-list buffers are sized for
     int            nsttcouple = 10;
     int            nstpcouple = 10;
     int            nstcalcenergy = 100;
@@ -58,6 +59,19 @@ struct MdSettings
  * temperature, or gen-temp with gen-vel). */
 MdSettings prepareMd(const Topology& top, const MdpOptions& mdp, int numConstraintDof, const Box& box,
                      const std::vector<Vec3<real>>& velocities);
+
+/* Dynamic pruning for prepareMd's pair list (the cluster-pair build): the
+ * inner radius and interval that minimise the kernel's modelled cost per
+ * step, into s.rlistInner and s.nstlistPrune (0: no pruning). Separate
+ * from prepareMd because it estimates a buffer for every interval below
+ * nstlist (about 0.1 s for rnase-amber-cubic), which the parallel set-up,
+ * needing only rlist, should not pay. */
+void choosePruning(MdSettings& s, const Topology& top, const MdpOptions& mdp, const Box& box);
+
+/* The constraints' degrees of freedom that prepareMd takes, counted from
+ * the topology (SETTLE 3 a molecule, 1 a constraint); what Constraints::
+ * numConstraints gives for every topology whose constrained atoms have mass. */
+int topologyConstraintDof(const Topology& top);
 
 /* Maxwell-Boltzmann velocities at temperature T (seeded), with the
  * centre-of-mass motion removed and scaled to exactly T for dof. */
