@@ -29,6 +29,9 @@
 #include "nonbonded/series_simd.h"
 #include "pme/pme.h"
 #include "pme/pme_rows.h"
+#include "nonbonded/cluster_nonbonded.h"
+#include "nonbonded/verlet_buffer.h"
+#include "run/md_setup.h"
 #include "run/system_inputs.h"
 #include "update/settle.h"
 #include "../unit/settle_twins.h"
@@ -816,6 +819,48 @@ TEST(TransposeCopy, MatchesTheElementCopyForEveryPairOfLayouts)
             EXPECT_EQ(wrong, 0) << "orders " << so[0] << so[1] << so[2] << " -> " << dord[0] << dord[1] << dord[2];
             EXPECT_EQ(touched, 0) << "orders " << so[0] << so[1] << so[2] << " -> " << dord[0] << dord[1] << dord[2];
         }
+    }
+}
+
+
+// choosePruning stops trying longer prune intervals once the inner radius's
+// own term reaches the best cost found (the radius grows with the
+// interval); its choice must be the one trying every interval gives
+TEST(DynamicPruning, TheSearchStopsEarlyAndChoosesWhatTryingEveryIntervalChooses)
+{
+    for (const std::string name : { "rnase-amber-cubic", "water-spce-12k" })
+    {
+        SCOPED_TRACE(name);
+        const std::string dir = std::string(PUTMD_TEST_DATA) + "/systems/" + name;
+        InputPaths        paths;
+        paths.topology    = dir + "/topol.top";
+        paths.coordinates = dir + "/conf.gro";
+        paths.mdp         = dir + "/md.mdp";
+        const SystemInputs in = loadSystem(paths);
+        std::vector<RVec>  v(in.coordinates.v.begin(), in.coordinates.v.end());
+        v.resize(in.coordinates.x.size());
+        MdSettings s = prepareMd(in.topology, in.mdp, topologyConstraintDof(in.topology), in.coordinates.box, v);
+        choosePruning(s, in.topology, in.mdp, in.coordinates.box);
+        ASSERT_GT(s.nstlist, 2);
+        auto              cube = [](double r) { return (r + 0.3) * (r + 0.3) * (r + 0.3); };
+        const PairListSetup innerSetup{ clusterKernelPruneRows(), 4 };
+        double            bestCost  = cube(s.rlist);
+        int               bestN     = 0;
+        double            bestInner = 0;
+        for (int n = 2; n < s.nstlist; n++)
+        {
+            const double inner = estimateRlist(in.topology, in.mdp, in.coordinates.box, n, s.bufferTemperature, innerSetup);
+            const double cost  = cube(inner) + 0.4 * cube(s.rlist) / n;
+            if (inner < s.rlist && cost < bestCost)
+            {
+                bestCost  = cost;
+                bestN     = n;
+                bestInner = inner;
+            }
+        }
+        EXPECT_GT(bestN, 0) << "these systems prune";
+        EXPECT_EQ(s.nstlistPrune, bestN);
+        EXPECT_EQ(s.rlistInner, bestInner);
     }
 }
 
