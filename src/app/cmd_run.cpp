@@ -274,6 +274,7 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
         request.npme      = steep ? "0" : npme;
         request.transpose = opt.get("fft-transpose");
         request.ddGrid    = run.dd.grid;
+        request.haloDistance = ddHaloDistance(in);
         if (!steep && isNpmeMode(npme))
         {
             const NpmeDecision d = decideNpme(in, request, run, npme);

@@ -42,7 +42,7 @@ int parseNpme(const std::string& value, int worldSize)
  * (rnase-amber-cubic on 1,024 ranks: rc + 0.1 nm said 975 PP ranks fit,
  * the run's rlist 1.156 nm says they do not). A continuation keeps its
  * checkpoint's rlist, the same unless an NVE run's temperature moved. */
-double ddHalo(const SystemInputs& in)
+double computeHalo(const SystemInputs& in)
 {
     const std::vector<Vec3<real>> x(in.coordinates.x.begin(), in.coordinates.x.end());
     double rlist = std::max(in.mdp.rcoulomb, in.mdp.rvdw);
@@ -53,6 +53,11 @@ double ddHalo(const SystemInputs& in)
         rlist = prepareMd(in.topology, in.mdp, topologyConstraintDof(in.topology), in.coordinates.box, v).rlist;
     }
     return rlist + 2 * makeUpdateGroups(in.topology, x, in.coordinates.box).maxRadius;
+}
+
+double ddHalo(const SystemInputs& in, const ParallelRequest& request)
+{
+    return request.haloDistance > 0 ? request.haloDistance : computeHalo(in);
 }
 
 /* The domain grid of numPp ranks, or nothing and (in *problem) why they
@@ -110,9 +115,14 @@ NpmeChoice estimateWithHalo(const SystemInputs& in, const ParallelRequest& reque
 
 } // namespace
 
+double ddHaloDistance(const SystemInputs& in)
+{
+    return computeHalo(in);
+}
+
 NpmeChoice estimateNpme(const SystemInputs& in, const ParallelRequest& request, int worldSize)
 {
-    return estimateWithHalo(in, request, worldSize, ddHalo(in));
+    return estimateWithHalo(in, request, worldSize, ddHalo(in, request));
 }
 
 bool npmeUsable(const SystemInputs& in, const ParallelRequest& request, int worldSize, int npme)
@@ -122,7 +132,7 @@ bool npmeUsable(const SystemInputs& in, const ParallelRequest& request, int worl
         return true;
     }
     return npme > 0 && npme <= worldSize / 2 && comm::backendSupportsSubgroups(request.backend)
-           && ddProblem(in, request, ddHalo(in), worldSize - npme).empty();
+           && ddProblem(in, request, ddHalo(in, request), worldSize - npme).empty();
 }
 
 ParallelSetup setUpParallelRun(const SystemInputs& in, const ParallelRequest& request)
@@ -157,7 +167,7 @@ ParallelSetup setUpParallelRun(const SystemInputs& in, const ParallelRequest& re
     }
     const PmeGridChoice grid = choosePmeGrid(in.coordinates.box, mdp);
     std::string         why;
-    const double        halo = ddHalo(in);
+    const double        halo = ddHalo(in, request);
     if (request.npme == "auto")
     {
         const NpmeChoice c = estimateWithHalo(in, request, n, halo);
