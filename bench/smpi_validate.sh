@@ -124,8 +124,8 @@ for layout in $layouts; do
     both() { echo "$(stage_ms "$1" "Nonbonded") $(stage_ms "$1" "Wait comm. coord.") $(stage_ms "$1" "Wait comm. force")" | awk '{print $1 + $2 + $3}'; }
     r=$(for i in $(seq "$repeats"); do both "$work/$layout-real-$i.log"; done | median)
     m=$(for i in $(seq "$repeats"); do both "$work/$layout-smpi-$i.log"; done | median)
-    printf '  %-20s %10.3f %10.3f %7s\n' "Nonbonded + waits" "$r" "$m" "$(awk -v a="$m" -v b="$r" 'BEGIN { printf "%.2f", a / b }')"
+    printf '  %-20s %10.3f %10.3f %7s\n' "Nonbonded + waits" "$r" "$m" "$(awk -v a="$m" -v b="$r" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
     r=$(for i in $(seq "$repeats"); do steady_ms "$work/$layout-real-$i.log"; done | median)
     m=$(for i in $(seq "$repeats"); do steady_ms "$work/$layout-smpi-$i.log"; done | median)
-    printf '  %-20s %10.3f %10.3f %7s\n' "Steady step" "$r" "$m" "$(awk -v a="$m" -v b="$r" 'BEGIN { printf "%.2f", a / b }')"
+    printf '  %-20s %10.3f %10.3f %7s\n' "Steady step" "$r" "$m" "$(awk -v a="$m" -v b="$r" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
 done

@@ -274,7 +274,11 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
         request.npme      = steep ? "0" : npme;
         request.transpose = opt.get("fft-transpose");
         request.ddGrid    = run.dd.grid;
-        request.haloDistance = ddHaloDistance(in);
+        if (!steep && isNpmeMode(npme))
+        {
+            // the estimate, the measured choice and the set-up all need it
+            request.haloDistance = ddHaloDistance(in);
+        }
         if (!steep && isNpmeMode(npme))
         {
             const NpmeDecision d = decideNpme(in, request, run, npme);

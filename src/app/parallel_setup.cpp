@@ -167,10 +167,9 @@ ParallelSetup setUpParallelRun(const SystemInputs& in, const ParallelRequest& re
     }
     const PmeGridChoice grid = choosePmeGrid(in.coordinates.box, mdp);
     std::string         why;
-    const double        halo = ddHalo(in, request);
     if (request.npme == "auto")
     {
-        const NpmeChoice c = estimateWithHalo(in, request, n, halo);
+        const NpmeChoice c = estimateWithHalo(in, request, n, ddHalo(in, request));
         s.layout.npme      = c.npme;
         why                = "automatic: " + c.reason;
     }
@@ -180,7 +179,7 @@ ParallelSetup setUpParallelRun(const SystemInputs& in, const ParallelRequest& re
         why           = request.npmeWhy.empty() ? "from --npme" : request.npmeWhy;
         if (s.layout.npme > 0)
         {
-            const std::string problem = ddProblem(in, request, halo, n - s.layout.npme);
+            const std::string problem = ddProblem(in, request, ddHalo(in, request), n - s.layout.npme);
             if (!problem.empty())
             {
                 throw InputError(fmt::format("putmd run: --npme {} leaves {} PP ranks of {}, and {}", s.layout.npme,

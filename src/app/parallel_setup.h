@@ -25,12 +25,13 @@ struct ParallelRequest
     std::string   npmeWhy;            // with a count: why it was chosen, for the log (empty: "from --npme")
     std::string   transpose = "auto"; // --fft-transpose
     std::optional<std::array<int, 3>> ddGrid; // -dd: then only its rank count can be the PP ranks
-    double haloDistance = 0; // nm, the domain decomposition's halo (ddHaloDistance); 0: computed where needed
+    double haloDistance = 0; // nm, the domain decomposition's halo (ddHaloDistance); 0: computed where needed (npme > 0)
 };
 
 /* The halo the run's domain decomposition will need: the pair-list radius
  * the run will choose plus twice the largest update-group radius. Computed
- * once (cmd_run) and carried in ParallelRequest::haloDistance. */
+ * once (cmd_run, when --npme is auto, measure or estimate) and carried in
+ * ParallelRequest::haloDistance. */
 double ddHaloDistance(const SystemInputs& in);
 
 struct ParallelSetup

@@ -415,8 +415,9 @@ void choosePruning(MdSettings& s, const Topology& top, const MdpOptions& mdp, co
         const std::vector<AtomKind> kinds = atomKinds(top); // once for every interval tried
         // the inner radius grows with the interval, so once its own term
         // reaches the best cost no longer interval can win: the search
-        // stops there (rnase-amber-cubic, nstlist 100: at 20 estimates
-        // instead of 98, the same choice; test_md_setup checks it against
+        // stops there (rnase-amber-cubic, nstlist 100: a fifth of the
+        // estimates' time, the same choice; DynamicPruning.* in
+        // tests/nonbonded/mixed_paths_tests.cpp checks the choice against
         // trying every interval)
         for (int n = 2; n < s.nstlist; n++)
         {

@@ -196,9 +196,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # the same cores, so Open MPI does not know the job is oversubscribed and
 # its waits spin for a whole scheduler slice while the rank they wait for
 # sits on the same core (water-spce-12k, 4 ranks on 2 hosts of one core
-# each: 27 ms a step spinning, 4.2 ms yielding). Tell it, unless the
-# caller chose.
-if [[ $ranks -gt $(nproc) && -z ${OMPI_MCA_mpi_yield_when_idle+x} ]]; then
+# each: 27 ms a step spinning, 4.2-4.6 ms yielding). Tell it, unless the
+# caller chose. The cores are those this script may run on (its affinity:
+# taskset limits them), counted without OMP_NUM_THREADS, which nproc obeys.
+cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
+if [[ $ranks -gt $cores && -z ${OMPI_MCA_mpi_yield_when_idle+x} ]]; then
     export OMPI_MCA_mpi_yield_when_idle=1
 fi
 [[ -n ${OMPI_MCA_mpi_yield_when_idle+x} ]] && pass_env+=(-x OMPI_MCA_mpi_yield_when_idle)
