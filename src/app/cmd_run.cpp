@@ -278,9 +278,6 @@ int runRunCommand(const std::vector<std::string>& args, const std::string& comma
         {
             // the estimate, the measured choice and the set-up all need it
             request.haloDistance = ddHaloDistance(in);
-        }
-        if (!steep && isNpmeMode(npme))
-        {
             const NpmeDecision d = decideNpme(in, request, run, npme);
             request.npme         = d.npme;
             request.npmeWhy      = d.why;

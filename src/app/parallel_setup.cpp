@@ -19,6 +19,27 @@
 namespace putmd
 {
 
+/* The halo the run's domain decomposition will need: its pair-list radius
+ * plus twice the largest update-group radius (DomainDecomposition). The
+ * radius is the one the run will choose (prepareMd: the Verlet buffer, with
+ * nstlist raised where that is safe; steep: the cut-off), not a guess: the
+ * PME-rank estimate must not pick a PP count the run then cannot decompose
+ * (rnase-amber-cubic on 1,024 ranks: rc + 0.1 nm said 975 PP ranks fit,
+ * the run's rlist 1.156 nm says they do not). A continuation keeps its
+ * checkpoint's rlist, the same unless an NVE run's temperature moved. */
+double ddHaloDistance(const SystemInputs& in)
+{
+    const std::vector<Vec3<real>> x(in.coordinates.x.begin(), in.coordinates.x.end());
+    double rlist = std::max(in.mdp.rcoulomb, in.mdp.rvdw);
+    if (in.mdp.integrator != Integrator::Steep)
+    {
+        std::vector<Vec3<real>> v(in.coordinates.v.begin(), in.coordinates.v.end());
+        v.resize(x.size());
+        rlist = prepareMd(in.topology, in.mdp, topologyConstraintDof(in.topology), in.coordinates.box, v).rlist;
+    }
+    return rlist + 2 * makeUpdateGroups(in.topology, x, in.coordinates.box).maxRadius;
+}
+
 namespace
 {
 
@@ -34,30 +55,9 @@ int parseNpme(const std::string& value, int worldSize)
     return static_cast<int>(*n);
 }
 
-/* The halo the run's domain decomposition will need: its pair-list radius
- * plus twice the largest update-group radius (DomainDecomposition). The
- * radius is the one the run will choose (prepareMd: the Verlet buffer, with
- * nstlist raised where that is safe; steep: the cut-off), not a guess: the
- * PME-rank estimate must not pick a PP count the run then cannot decompose
- * (rnase-amber-cubic on 1,024 ranks: rc + 0.1 nm said 975 PP ranks fit,
- * the run's rlist 1.156 nm says they do not). A continuation keeps its
- * checkpoint's rlist, the same unless an NVE run's temperature moved. */
-double computeHalo(const SystemInputs& in)
-{
-    const std::vector<Vec3<real>> x(in.coordinates.x.begin(), in.coordinates.x.end());
-    double rlist = std::max(in.mdp.rcoulomb, in.mdp.rvdw);
-    if (in.mdp.integrator != Integrator::Steep)
-    {
-        std::vector<Vec3<real>> v(in.coordinates.v.begin(), in.coordinates.v.end());
-        v.resize(x.size());
-        rlist = prepareMd(in.topology, in.mdp, topologyConstraintDof(in.topology), in.coordinates.box, v).rlist;
-    }
-    return rlist + 2 * makeUpdateGroups(in.topology, x, in.coordinates.box).maxRadius;
-}
-
 double ddHalo(const SystemInputs& in, const ParallelRequest& request)
 {
-    return request.haloDistance > 0 ? request.haloDistance : computeHalo(in);
+    return request.haloDistance > 0 ? request.haloDistance : ddHaloDistance(in);
 }
 
 /* The domain grid of numPp ranks, or nothing and (in *problem) why they
@@ -114,11 +114,6 @@ NpmeChoice estimateWithHalo(const SystemInputs& in, const ParallelRequest& reque
 }
 
 } // namespace
-
-double ddHaloDistance(const SystemInputs& in)
-{
-    return computeHalo(in);
-}
 
 NpmeChoice estimateNpme(const SystemInputs& in, const ParallelRequest& request, int worldSize)
 {
