@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "domdec/load_balance.h"
 
 namespace putmd
@@ -253,6 +256,42 @@ bool DomainBounds::set(const Flat& flat, const std::array<double, 3>& boxWidths)
     }
     b_ = next.b_;
     return true;
+}
+
+std::string slabWidthsText(const DdGrid& grid, const DomainBounds::Flat& widths, std::size_t maxListed)
+{
+    std::size_t total = 0;
+    for (const auto& w : widths)
+    {
+        total += w.size();
+    }
+    std::string text;
+    for (int d = 0; d < 3; d++)
+    {
+        const std::vector<double>& w = widths[d];
+        const std::size_t          n = std::size_t(grid.n[d]);
+        if (n < 2 || w.empty() || w.size() % n != 0)
+        {
+            continue;
+        }
+        std::string dim;
+        if (total > maxListed)
+        {
+            const auto [lo, hi] = std::minmax_element(w.begin(), w.end());
+            dim = fmt::format("{:.3f} to {:.3f} ({} slabs in {} column(s))", *lo, *hi, w.size(), w.size() / n);
+        }
+        else
+        {
+            std::vector<std::string> columns;
+            for (std::size_t c = 0; c < w.size() / n; c++)
+            {
+                columns.push_back(fmt::format("{:.3f}", fmt::join(w.begin() + c * n, w.begin() + (c + 1) * n, " ")));
+            }
+            dim = fmt::format("{}", fmt::join(columns, " | "));
+        }
+        text += fmt::format("{}{}: {}", text.empty() ? "" : ", ", "xyz"[d], dim);
+    }
+    return text;
 }
 
 } // namespace putmd

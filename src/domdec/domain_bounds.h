@@ -24,6 +24,8 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <string>
 #include <vector>
 
 #include "core/box.h"
@@ -92,5 +94,13 @@ private:
     const double*         column(int d, int c) const { return b_[d].data() + size_t(c) * (grid_.n[d] + 1); }
     double moveTowards(int d, const std::vector<std::vector<double>>& target, double minW);
 };
+
+/* The log's text of slab widths (nm; per dimension, column after column,
+ * as DomainBounds::Flat): every width, columns separated by " | ", while
+ * there are at most maxListed in all; on a larger grid only each
+ * dimension's narrowest and widest slab and the counts (an 8 x 8 x 8 grid
+ * has 584 widths; the -perf JSON keeps them all). Dimensions with one
+ * domain are left out. */
+std::string slabWidthsText(const DdGrid& grid, const DomainBounds::Flat& widths, std::size_t maxListed = 48);
 
 } // namespace putmd

@@ -34,6 +34,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "domdec/domain_bounds.h"
 
 namespace putmd::md_detail
 {
@@ -278,25 +279,7 @@ void MdRun::dlbLogSummary() const
     {
         return;
     }
-    // per dimension, the columns' slab widths separated by |
-    auto widths = [&](const std::array<std::vector<double>, 3>& w) {
-        std::string s;
-        for (int d = 0; d < 3; d++)
-        {
-            const size_t n = size_t(dd_->grid().n[d]);
-            if (n < 2 || w[d].size() % n != 0)
-            {
-                continue;
-            }
-            std::vector<std::string> cols;
-            for (size_t c = 0; c < w[d].size() / n; c++)
-            {
-                cols.push_back(fmt::format("{:.3f}", fmt::join(w[d].begin() + c * n, w[d].begin() + (c + 1) * n, " ")));
-            }
-            s += fmt::format("{}{}: {}", s.empty() ? "" : ", ", "xyz"[d], fmt::join(cols, " | "));
-        }
-        return s;
-    };
+    auto widths = [&](const DomainBounds::Flat& w) { return slabWidthsText(dd_->grid(), w); };
     log_->line(fmt::format(
             "Dynamic load balancing (-dlb {}): {}; {} balance(s) over {} window(s) of {} steps; imbalance of the "
             "ranks' {} (max/mean - 1): first window {:.1f}% (a loss of {:.1f}% of the step), last {:.1f}% "

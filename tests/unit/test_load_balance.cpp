@@ -216,4 +216,32 @@ TEST(DomainBounds, RelaxToUniformReturnsWithinTheMoveLimits)
 }
 
 } // namespace
+/* The log's slab widths: every width while there are few, column after
+ * column; on a large grid each dimension's range and counts only. */
+TEST(DomainBounds, SlabWidthsTextListsFewAndSummarisesMany)
+{
+    DdGrid fewGrid;
+    fewGrid.n = { 2, 2, 1 };
+    const DomainBounds::Flat fewWidths{ std::vector<double>{ 2.0, 3.0 }, std::vector<double>{ 1.5, 3.5, 2.5, 2.5 },
+                                        std::vector<double>{ 5.0, 5.0, 5.0, 5.0 } };
+    EXPECT_EQ(slabWidthsText(fewGrid, fewWidths), "x: 2.000 3.000, y: 1.500 3.500 | 2.500 2.500");
+
+    DdGrid large;
+    large.n = { 4, 4, 4 }; // 4 + 16 + 64 widths
+    DomainBounds::Flat many;
+    for (int d = 0; d < 3; d++)
+    {
+        const int columns = d == 0 ? 1 : (d == 1 ? 4 : 16);
+        many[d].assign(size_t(4 * columns), 1.25);
+    }
+    many[1][5]  = 1.1;  // one narrower slab in y
+    many[2][63] = 1.42; // one wider in z
+    EXPECT_EQ(slabWidthsText(large, many), "x: 1.250 to 1.250 (4 slabs in 1 column(s)), y: 1.100 to 1.250 (16 slabs in "
+                                           "4 column(s)), z: 1.250 to 1.420 (64 slabs in 16 column(s))");
+    // the same widths listed when the limit allows
+    const std::string listed = slabWidthsText(large, many, 84);
+    EXPECT_NE(listed.find("1.100"), std::string::npos);
+    EXPECT_EQ(listed.find(" to "), std::string::npos);
+}
+
 } // namespace putmd
