@@ -250,6 +250,8 @@ std::vector<std::byte> encodeCheckpoint(const Checkpoint& c)
     {
         b.put(t);
     }
+    b.put(c.nstlistPrune);
+    b.put(c.rlistInner);
     Writer w;
     w.out.reserve(b.out.size() + 32);
     w.out.insert(w.out.end(), reinterpret_cast<const std::byte*>(kMagic), reinterpret_cast<const std::byte*>(kMagic) + 8);
@@ -423,6 +425,17 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
         for (uint32_t k = 0; k < n; k++)
         {
             c.dlbBalancedSteps.push_back(r.finite("a load-balancing step time"));
+        }
+    }
+    if (version >= 8)
+    {
+        c.nstlistPrune = r.get<int32_t>("the pruning interval");
+        c.rlistInner   = r.finite("the pruned list's radius");
+        if (c.nstlistPrune < -1 || (c.nstlistPrune > 0 && c.rlistInner <= 0))
+        {
+            r.fail(fmt::format("pruning interval {} with inner radius {} nm: the interval must be -1 (not recorded), "
+                               "0 (no pruning) or positive with a positive radius",
+                               c.nstlistPrune, c.rlistInner));
         }
     }
     if (!r.atEnd())

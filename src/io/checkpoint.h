@@ -23,7 +23,10 @@
  * version 3 adds the Parrinello-Rahman box velocity and the box-shape
  * ratios the barostat keeps (9 f64 each; zero without it); version 4 the
  * load balancing (below); version 5 the writer's separate PME ranks (i32),
- * so that `--npme auto` continues with the run's layout.
+ * so that `--npme auto` continues with the run's layout; version 6 the
+ * constraint virial, 7 the balancing switch, 8 the dynamic pruning
+ * interval and inner radius the run chose (i32: -1 not recorded, 0 none;
+ * f64 nm).
  *
  * Nothing random is stored: thermostat and barostat noise comes from a
  * counter-based generator keyed by seed and step. Values are stored as
@@ -48,7 +51,7 @@
 namespace putmd
 {
 
-constexpr uint32_t kCheckpointVersion = 7; // versions 1 (no FFT plans), 2 (no box velocity), 3 (no load balancing), 4 (no PME ranks), 5 (no constraint virial) and 6 (no balancing switch) are still read
+constexpr uint32_t kCheckpointVersion = 8; // versions 1 (no FFT plans), 2 (no box velocity), 3 (no load balancing), 4 (no PME ranks), 5 (no constraint virial), 6 (no balancing switch) and 7 (no pruning choice) are still read
 
 struct CheckpointOutputFile
 {
@@ -104,6 +107,12 @@ struct Checkpoint
     double              dlbReferenceSeconds = 0;
     int32_t             dlbReferenceWindows = 0;
     std::vector<double> dlbBalancedSteps;
+    /* version 8: the dynamic pruning the run chose (md_setup.h:
+     * choosePruning): its interval (0: none; -1: not recorded, an older
+     * checkpoint) and inner list radius (nm), so that a continuation prunes
+     * as the uninterrupted run does whatever its box is by then. */
+    int32_t nstlistPrune = -1;
+    double  rlistInner   = 0;
 };
 
 std::vector<std::byte> encodeCheckpoint(const Checkpoint& c);

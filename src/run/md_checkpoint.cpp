@@ -119,6 +119,8 @@ void MdRun::writeCheckpointFile(long step, bool outputsWritten, const StepStart&
     c.barostatIntegral   = state.barostat;
     c.rlist              = settings_.rlist;
     c.nstlist            = settings_.nstlist;
+    c.nstlistPrune       = settings_.nstlistPrune;
+    c.rlistInner         = settings_.rlistInner;
     c.ldSeed             = settings_.ldSeed;
     for (const auto& g : nh)
     {

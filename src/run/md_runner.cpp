@@ -104,7 +104,6 @@ MdRun::MdRun(const SystemInputs& in, const RunOptions& options) :
         v_.assign(x_.size(), RVec());
     }
     settings_        = prepareMd(top_, mdp_, constraints_->numConstraints(), box_, v_);
-    choosePruning(settings_, top_, mdp_, box_);
     settings_.ldSeed = agreedSeed(options_.comm, settings_.ldSeed);
     if (options_.trialSteps > 0)
     {
@@ -119,6 +118,25 @@ MdRun::MdRun(const SystemInputs& in, const RunOptions& options) :
         settings_.notes.push_back(fmt::format("continuing from {} at step {} (rlist {:.4f} nm, nstlist {}, seed {})",
                                               options_.continueFrom, restart_->step, restart_->rlist, restart_->nstlist,
                                               restart_->ldSeed));
+    }
+    if (restarting && restart_->nstlistPrune >= 0 && restart_->precisionBytes == sizeof(real))
+    {
+        // the run's own pruning (the box may have changed since its start)
+        settings_.nstlistPrune = restart_->nstlistPrune;
+        settings_.rlistInner   = restart_->rlistInner;
+        if (settings_.nstlistPrune > 0)
+        {
+            settings_.notes.push_back(fmt::format("dynamic pruning as the run continued: inner list rlist {:.4f} nm, "
+                                                  "pruned every {} steps",
+                                                  settings_.rlistInner, settings_.nstlistPrune));
+        }
+    }
+    else
+    {
+        // chosen for the run's list (a continuation's: the checkpoint's
+        // rlist and nstlist; an older checkpoint or the other precision's
+        // does not record it)
+        choosePruning(settings_, top_, mdp_, box_);
     }
     if (!restarting && !mdp_.continuation && !constraints_->empty())
     {

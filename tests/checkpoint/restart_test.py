@@ -28,6 +28,12 @@ issue). Subcommands, each exiting non-zero with a message on failure:
   vv     N         velocity Verlet (md-vv) on N ranks: continued from a
                    checkpoint inside the run, the outputs of the
                    uninterrupted run (the constraint virial carried over)
+  prune            (the mixed-precision putmd, whose cluster kernels prune
+                   their pair list) NPT water stopped at step 20 and
+                   continued to 40 writes the uninterrupted run's outputs,
+                   and a continuation prunes as its checkpoint says: an
+                   interval and radius written into the checkpoint are the
+                   ones the continuation's log names and uses
   vsites N         the pdb2gmx -vsite hydrogens peptide (virtual sites built
                    across update groups) with energygrps on N ranks: stopped
                    at a pair-search step and continued, the outputs of the
@@ -41,6 +47,7 @@ import re
 import resource
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -448,6 +455,63 @@ def explode_test(root):
     print(f"overlapping atoms: {r.stderr.strip().splitlines()[-1][:300]}")
 
 
+def fnv1a64(data):
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def prune_test(root):
+    # stopped at a pair-search step (nstlist 80 here): the mixed build's
+    # cluster lists then hold the same pairs in the same order, so its float
+    # sums repeat bit for bit; a continuation elsewhere searches afresh
+    system, search, end = "water-spce-3k", 80, 100
+    mdp = MDP + "pcoupl = c-rescale\ntau-p = 1.0\nref-p = 1\ncompressibility = 4.5e-5\nnstpcouple = 5\n"
+    ref = fresh_dir(root, "whole", mdp)
+    run(ref, command(system, 0, end, ["-cpt", "0"]))
+    log = open(os.path.join(ref, "md.log")).read()
+    chosen = re.search(r"dynamic pruning: inner list rlist ([0-9.]+) nm, pruned every (\d+) steps", log)
+    if not chosen or f"updated every {search} steps" not in log:
+        fail(f"the mixed-precision run chose no dynamic pruning or no nstlist {search}; the test needs both:\n"
+             + log[:3000])
+    work = fresh_dir(root, "split", mdp)
+    run(work, command(system, 0, search, ["-cpt", "0"]))
+    shutil.copy(os.path.join(work, "md.cpt"), os.path.join(root, "at-search.cpt"))
+    run(work, command(system, 0, end, ["-cpt", "0", "-cpi", "md.cpt"]))
+    for ext in ("csv", "edr", "trr", "gro"):
+        if open(os.path.join(ref, "md." + ext), "rb").read() != open(os.path.join(work, "md." + ext), "rb").read():
+            fail(f"md.{ext} of the mixed-precision run continued at step {search} differs from the uninterrupted "
+                 "run's")
+    header, rows = energies(os.path.join(ref, "md.csv"))
+    vol = header.index("Volume")
+    if rows[0][vol] == rows[end][vol]:
+        fail("the volume did not change; the barostat was not tested")
+    # the checkpoint's pruning choice, rewritten: its last body fields are
+    # the interval (i32) and the inner radius (f64), then the checksum (u64)
+    data = bytearray(open(os.path.join(root, "at-search.cpt"), "rb").read())
+    if int.from_bytes(data[8:12], "little") < 8:
+        fail("the checkpoint is older than format version 8")
+    interval = int.from_bytes(data[-20:-16], "little", signed=True)
+    if interval != int(chosen.group(2)):
+        fail(f"the checkpoint's pruning interval {interval} is not the run's {chosen.group(2)}")
+    radius = float(chosen.group(1)) + 0.0501  # larger (safe), and not what a fresh choice gives
+    data[-20:-16] = (3).to_bytes(4, "little", signed=True)
+    data[-16:-8] = struct.pack("<d", radius)
+    data[-8:] = fnv1a64(bytes(data[20:-8])).to_bytes(8, "little")
+    edited = os.path.join(root, "split", "edited.cpt")
+    open(edited, "wb").write(data)
+    # the split run's outputs are cut back to the checkpoint by the
+    # continuation, as after a crash
+    run(work, command(system, 0, search + 10, ["-cpt", "0", "-cpi", "edited.cpt"]))
+    text = open(os.path.join(work, "md.log")).read()
+    want = f"dynamic pruning as the run continued: inner list rlist {radius:.4f} nm, pruned every 3 steps"
+    if want not in text:
+        fail(f"the continuation does not prune as its checkpoint says (expected '{want}'):\n{text[-3000:]}")
+    print(f"mixed precision, NPT: continued at step {search} with outputs identical to the uninterrupted run (volume "
+          f"{rows[0][vol]:.4f} -> {rows[end][vol]:.4f} nm^3; pruning every {chosen.group(2)} steps at "
+          f"{chosen.group(1)} nm); a checkpoint saying every 3 steps at {radius:.4f} nm is followed")
+
 root = tempfile.mkdtemp(prefix="putmd-ckpt-")
 try:
     if args.what == "kill":
@@ -468,6 +532,8 @@ try:
         vsites_test(root, int(args.args[0]))
     elif args.what == "dlb":
         dlb_test(root, int(args.args[0]))
+    elif args.what == "prune":
+        prune_test(root)
     else:
         fail("unknown test " + args.what)
 finally:

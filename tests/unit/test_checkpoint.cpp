@@ -77,6 +77,8 @@ Checkpoint makeCheckpoint(uint64_t n, uint64_t seed = 1)
     c.backend            = "rma";
     c.files              = { { "run/md.log", 123456, 0x1111 }, { "run/md.edr", 98765, 0x2222 }, { "run/md.xtc", 0, 0 } };
     c.fftPlans           = "60 60 60 2 14\n(fftw-3 wisdom)";
+    c.nstlistPrune       = 11;
+    c.rlistInner         = 1.0010381;
     c.boxVelocity(0, 0)  = 1.25e-3;
     c.constraintVirial(1, 2) = -0.0; // (a sign bit the continuation must keep)
     c.constraintVirial(0, 0) = 317.0625;
@@ -164,6 +166,8 @@ void expectBitIdentical(const Checkpoint& a, const Checkpoint& b)
     EXPECT_EQ(bitsOf(a.dlbReferenceSeconds), bitsOf(b.dlbReferenceSeconds));
     EXPECT_EQ(a.dlbReferenceWindows, b.dlbReferenceWindows);
     EXPECT_EQ(a.dlbBalancedSteps, b.dlbBalancedSteps);
+    EXPECT_EQ(a.nstlistPrune, b.nstlistPrune);
+    EXPECT_EQ(std::bit_cast<uint64_t>(a.rlistInner), std::bit_cast<uint64_t>(b.rlistInner));
     ASSERT_EQ(a.files.size(), b.files.size());
     for (size_t k = 0; k < a.files.size(); k++)
     {
@@ -235,6 +239,8 @@ struct HandBody
     double                                      dlbReference = 0.012; // version 7: s/step summed over 3 windows
     int32_t                                     dlbRefWindows = 3;
     std::vector<double>                         dlbBalanced  = { 0.005, 0.0045 };
+    int32_t                                     prune        = 12; // version 8
+    double                                      rlistInner   = 0.95;
     Bytes                                       extra; // after the last field
 
     template<typename T>
@@ -351,6 +357,11 @@ struct HandBody
                 put(b, v);
             }
         }
+        if (formatVersion >= 8)
+        {
+            put(b, prune);
+            put(b, rlistInner);
+        }
         b.insert(b.end(), extra.begin(), extra.end());
         return b;
     }
@@ -438,6 +449,8 @@ TEST(Checkpoint, HandBuiltBodyMatchesTheEncoderSoTheDocumentedLayoutIsTheFormat)
     c.dlbReferenceSeconds    = h.dlbReference;
     c.dlbReferenceWindows    = 3;
     c.dlbBalancedSteps       = h.dlbBalanced;
+    c.nstlistPrune           = h.prune;
+    c.rlistInner             = h.rlistInner;
     EXPECT_EQ(encodeCheckpoint(c), h.file());
     expectBitIdentical(c, decodeCheckpoint(h.file(), "hand.cpt"));
 }
@@ -481,6 +494,18 @@ TEST(Checkpoint, VersionSixWithoutTheBalancingSwitchIsStillRead)
     EXPECT_FALSE(c.dlbOffForGood); // never turned off: it may, with a reference from the continuation
     EXPECT_EQ(c.dlbReferenceWindows, 0);
     EXPECT_TRUE(c.dlbBalancedSteps.empty());
+}
+
+/* Version 7 has no pruning choice: "not recorded", so that the
+ * continuation chooses it for the checkpoint's list (md_runner.cpp). */
+TEST(Checkpoint, VersionSevenWithoutThePruningChoiceIsStillRead)
+{
+    HandBody h;
+    h.formatVersion = 7;
+    const Checkpoint c = decodeCheckpoint(h.file(), "v7.cpt");
+    EXPECT_EQ(c.dlbBalancedSteps, h.dlbBalanced);
+    EXPECT_EQ(c.nstlistPrune, -1);
+    EXPECT_EQ(c.rlistInner, 0.0);
 }
 
 TEST(Checkpoint, EncoderRefusesArraysThatDoNotMatchTheAtomCount)
@@ -653,6 +678,14 @@ TEST(Checkpoint, ImpossibleValuesWithAValidChecksumAreRejected)
     EXPECT_REJECTED(with([](HandBody& h) { h.ranks = 0; }), "rank count 0 is not positive");
     EXPECT_REJECTED(with([](HandBody& h) { h.dlbRefWindows = -2; }),
                     "load-balancing reference window count -2 is negative");
+    EXPECT_REJECTED(with([](HandBody& h) { h.prune = -2; }), "pruning interval -2 with inner radius 0.95 nm");
+    EXPECT_REJECTED(with([](HandBody& h) { h.rlistInner = 0; }), "pruning interval 12 with inner radius 0 nm");
+    const Checkpoint none = decodeCheckpoint(with([](HandBody& h) {
+                                                 h.prune      = 0;
+                                                 h.rlistInner = 0;
+                                             }),
+                                             "no-pruning.cpt");
+    EXPECT_EQ(none.nstlistPrune, 0);
 }
 
 TEST(Checkpoint, NonFiniteValuesWithAValidChecksumAreRejectedNamingTheField)
@@ -676,6 +709,7 @@ TEST(Checkpoint, NonFiniteValuesWithAValidChecksumAreRejectedNamingTheField)
     EXPECT_REJECTED(with([&](HandBody& h) { h.dlbReference = nan; }),
                     "the load-balancing reference time is not a finite number");
     EXPECT_REJECTED(with([&](HandBody& h) { h.dlbBalanced[1] = inf; }), "a load-balancing step time is not a finite number");
+    EXPECT_REJECTED(with([&](HandBody& h) { h.rlistInner = nan; }), "the pruned list's radius is not a finite number");
 }
 
 /* ---- files on disk ----------------------------------------------------- */
