@@ -238,12 +238,13 @@ void PmeClient::stop()
     stopped_ = true;
     if (world_.rank() == 0)
     {
-        std::vector<double> buf(StageTimers::kSerialSize + 1);
-        MPI_Recv(buf.data(), StageTimers::kSerialSize + 1, MPI_DOUBLE, layout_.numPp(), kTimersTag, world_.mpiComm(),
+        std::vector<double> buf(StageTimers::kSerialSize + 1 + serializedPhaseTableSize());
+        MPI_Recv(buf.data(), static_cast<int>(buf.size()), MPI_DOUBLE, layout_.numPp(), kTimersTag, world_.mpiComm(),
                  MPI_STATUS_IGNORE);
-        pmeNormalCollectives_ = static_cast<long>(buf.back());
-        buf.pop_back();
-        pmeTimers_ = StageTimers::deserialize(buf);
+        pmeTimers_            = StageTimers::deserialize(std::span(buf.data(), StageTimers::kSerialSize));
+        pmeNormalCollectives_ = static_cast<long>(buf[StageTimers::kSerialSize]);
+        pmeRanksComm_         = PhaseTable{};
+        addSerializedPhases(pmeRanksComm_, buf.data() + StageTimers::kSerialSize + 1);
     }
 }
 
@@ -385,11 +386,24 @@ PmeRankResult runPmeRank(comm::Communicator& world, comm::Communicator& pme, con
             result.normalCollectives += collectivesAndBarriers(world) + collectivesAndBarriers(pme) - collectives0;
         }
     }
+    // the PME ranks' communication (their PME and world communicators),
+    // summed on the first, which sends it with its timers
+    const std::vector<double> mine = serializePhaseTable(phaseTableOf(pme, &world));
+    const std::vector<std::byte> all = pme.gatherToRoot(comm::Phase::Setup, std::as_bytes(std::span(mine)));
     if (pme.rank() == 0)
     {
+        std::vector<double> sums(all.size() / sizeof(double));
+        std::memcpy(sums.data(), all.data(), sums.size() * sizeof(double));
+        PhaseTable total{};
+        for (std::size_t at = 0; at + mine.size() <= sums.size(); at += mine.size())
+        {
+            addSerializedPhases(total, sums.data() + at);
+        }
         std::vector<double> buf = result.timers.serialize();
         buf.push_back(double(result.normalCollectives));
-        MPI_Send(buf.data(), StageTimers::kSerialSize + 1, MPI_DOUBLE, 0, kTimersTag, world.mpiComm());
+        const std::vector<double> phases = serializePhaseTable(total);
+        buf.insert(buf.end(), phases.begin(), phases.end());
+        MPI_Send(buf.data(), static_cast<int>(buf.size()), MPI_DOUBLE, 0, kTimersTag, world.mpiComm());
     }
     return result;
 }

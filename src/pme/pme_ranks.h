@@ -41,6 +41,7 @@
 #include "fft/pencil_fft.h"
 #include "pme/npme_model.h"
 #include "pme/pme.h"
+#include "timing/perf_report.h"
 #include "timing/stage_timer.h"
 
 namespace putmd
@@ -109,6 +110,9 @@ public:
      * world and PME communicators) in computations without virial, which
      * serve the PP ranks' normal steps (world rank 0, after stop()). */
     long pmeRankNormalCollectives() const { return pmeNormalCollectives_; }
+    /* The PME ranks' communication summed over them (world rank 0, after
+     * stop()): their PME communicator's and their world communicator's. */
+    const PhaseTable& pmeRanksComm() const { return pmeRanksComm_; }
 
 private:
     void plan(std::size_t capacity);
@@ -122,11 +126,13 @@ private:
     bool                            stopped_  = false;
     StageTimers                     pmeTimers_;
     long                            pmeNormalCollectives_ = 0;
+    PhaseTable                      pmeRanksComm_{};
 };
 
 /* The PME rank's whole life: serve its PP ranks until they stop. Collective
- * with the PP ranks' PmeClient construction. The first PME rank sends its
- * timers to world rank 0 at the end (PmeClient::stop receives them). */
+ * with the PP ranks' PmeClient construction. At the end (collective over
+ * the PME ranks) the first PME rank sends its timers and the PME ranks'
+ * summed communication to world rank 0 (PmeClient::stop receives them). */
 struct PmeRankResult
 {
     StageTimers timers;

@@ -124,6 +124,7 @@ void MdRun::finishRun(const Progress& progress)
     if (pmeClient_)
     {
         perf.pmeRank     = pmeClient_->pmeRankTimers();
+        perf.pmeRanksComm = pmeClient_->pmeRanksComm();
         perf.numPmeRanks = options_.pme.npme;
     }
     dlbLogSummary();

@@ -51,49 +51,53 @@ namespace
 constexpr int kPhases     = static_cast<int>(comm::Phase::Count);
 constexpr int kPhaseItems = 9 + comm::MessageSizes::kBins + 1;
 
-std::vector<double> serializePhases(const comm::Communicator& comm)
+/* The communication table's header and one row per phase; seconds per
+ * rank averaged over nRanks. */
+std::string commTableText(const PhaseTable& table, int nRanks)
 {
-    std::vector<double> out;
+    std::string out = fmt::format(" {:<10}{:>9}{:>13}{:>9}{:>10}", "Phase", "Messages", "Bytes", "Mean B", "Largest B");
+    for (int b = 0; b < comm::MessageSizes::kBins; b++)
+    {
+        out += fmt::format("{:>9}", comm::MessageSizes::binLabel(b));
+    }
+    out += fmt::format("{:>11}{:>10}{:>7}{:>8}{:>7}\n", "Transfer s", "Wait s", "Coll.", "Syncs", "Grow");
     for (int p = 0; p < kPhases; p++)
     {
-        const comm::PhaseStats& s = comm.stats(static_cast<comm::Phase>(p));
-        for (double v : { double(s.messages), double(s.bytes), s.transferSeconds, s.waitSeconds, double(s.collectives),
-                          double(s.barriers), double(s.arenaGrowths), double(s.plans), double(s.oneSidedSyncs) })
+        const comm::PhaseStats& st = table[p];
+        out += fmt::format(" {:<10}{:>9}{:>13}{:>9}{:>10}", comm::phaseName(static_cast<comm::Phase>(p)), st.messages,
+                           st.bytes, st.messages > 0 ? st.bytes / st.messages : 0, st.sizes.largest);
+        for (long b : st.sizes.bins)
         {
-            out.push_back(v);
+            out += fmt::format("{:>9}", b);
         }
-        for (long b : s.sizes.bins)
-        {
-            out.push_back(double(b));
-        }
-        out.push_back(double(s.sizes.largest));
+        out += fmt::format("{:>11.4f}{:>10.4f}{:>7}{:>8}{:>7}\n", st.transferSeconds / std::max(1, nRanks),
+                           st.waitSeconds / std::max(1, nRanks), st.collectives, st.oneSidedSyncs, st.arenaGrowths);
     }
     return out;
 }
 
-/* Adds one rank's serialized phases to the sums (largest: the maximum). */
-void addPhases(std::array<comm::PhaseStats, kPhases>& sum, const double* d)
+/* The JSON's phases array of a table (seconds per rank over nRanks). */
+nlohmann::json phasesJson(const PhaseTable& table, int nRanks)
 {
-    for (int p = 0; p < kPhases; p++, d += kPhaseItems)
+    nlohmann::json phases = nlohmann::json::array();
+    for (int p = 0; p < kPhases; p++)
     {
-        comm::PhaseStats& s = sum[p];
-        s.messages += long(d[0]);
-        s.bytes += long(d[1]);
-        s.transferSeconds += d[2];
-        s.waitSeconds += d[3];
-        s.collectives += long(d[4]);
-        s.barriers += long(d[5]);
-        s.arenaGrowths += long(d[6]);
-        s.plans += long(d[7]);
-        s.oneSidedSyncs += long(d[8]);
-        comm::MessageSizes m;
-        for (int b = 0; b < comm::MessageSizes::kBins; b++)
-        {
-            m.bins[b] = long(d[9 + b]);
-        }
-        m.largest = long(d[9 + comm::MessageSizes::kBins]);
-        s.sizes.merge(m);
+        const comm::PhaseStats& st = table[p];
+        phases.push_back({ { "phase", comm::phaseName(static_cast<comm::Phase>(p)) },
+                           { "messages", st.messages },
+                           { "bytes", st.bytes },
+                           { "mean_message_bytes", st.messages > 0 ? double(st.bytes) / double(st.messages) : 0.0 },
+                           { "largest_message_bytes", st.sizes.largest },
+                           { "histogram", st.sizes.bins },
+                           { "transfer_seconds_per_rank", st.transferSeconds / std::max(1, nRanks) },
+                           { "wait_seconds_per_rank", st.waitSeconds / std::max(1, nRanks) },
+                           { "collectives", st.collectives },
+                           { "barriers", st.barriers },
+                           { "one_sided_syncs", st.oneSidedSyncs },
+                           { "arena_growths", st.arenaGrowths },
+                           { "plans", st.plans } });
     }
+    return phases;
 }
 
 /* One row of the accounting over ranks. */
@@ -299,22 +303,75 @@ nlohmann::json rowJson(const Row& r, int threads, double total)
 
 } // namespace
 
+PhaseTable phaseTableOf(const comm::Communicator& comm, const comm::Communicator* alsoCounted)
+{
+    PhaseTable t{};
+    for (int p = 0; p < kPhases; p++)
+    {
+        t[p] = comm.stats(static_cast<comm::Phase>(p));
+    }
+    if (alsoCounted && alsoCounted != &comm)
+    {
+        addSerializedPhases(t, serializePhaseTable(phaseTableOf(*alsoCounted)).data());
+    }
+    return t;
+}
+
+std::vector<double> serializePhaseTable(const PhaseTable& t)
+{
+    std::vector<double> out;
+    out.reserve(serializedPhaseTableSize());
+    for (const comm::PhaseStats& s : t)
+    {
+        for (double v : { double(s.messages), double(s.bytes), s.transferSeconds, s.waitSeconds, double(s.collectives),
+                          double(s.barriers), double(s.arenaGrowths), double(s.plans), double(s.oneSidedSyncs) })
+        {
+            out.push_back(v);
+        }
+        for (long b : s.sizes.bins)
+        {
+            out.push_back(double(b));
+        }
+        out.push_back(double(s.sizes.largest));
+    }
+    return out;
+}
+
+void addSerializedPhases(PhaseTable& sum, const double* d)
+{
+    for (int p = 0; p < kPhases; p++, d += kPhaseItems)
+    {
+        comm::PhaseStats& s = sum[p];
+        s.messages += long(d[0]);
+        s.bytes += long(d[1]);
+        s.transferSeconds += d[2];
+        s.waitSeconds += d[3];
+        s.collectives += long(d[4]);
+        s.barriers += long(d[5]);
+        s.arenaGrowths += long(d[6]);
+        s.plans += long(d[7]);
+        s.oneSidedSyncs += long(d[8]);
+        comm::MessageSizes m;
+        for (int b = 0; b < comm::MessageSizes::kBins; b++)
+        {
+            m.bins[b] = long(d[9 + b]);
+        }
+        m.largest = long(d[9 + comm::MessageSizes::kBins]);
+        s.sizes.merge(m);
+    }
+}
+
+std::size_t serializedPhaseTableSize()
+{
+    return std::size_t(kPhases * kPhaseItems);
+}
+
 PerfInputs gatherPerfInputs(comm::Communicator* comm, const StageTimers& mine, double wallSeconds,
                             const comm::Communicator* alsoCounted)
 {
     PerfInputs in;
     const auto serializePhases = [&](const comm::Communicator& c) {
-        std::vector<double> v = putmd::serializePhases(c);
-        if (alsoCounted && alsoCounted != &c)
-        {
-            const std::vector<double> w = putmd::serializePhases(*alsoCounted);
-            for (std::size_t i = 0; i < v.size(); i++)
-            {
-                // sums, except each phase's largest message (its last item)
-                v[i] = (i % kPhaseItems == kPhaseItems - 1) ? std::max(v[i], w[i]) : v[i] + w[i];
-            }
-        }
-        return v;
+        return serializePhaseTable(phaseTableOf(c, alsoCounted));
     };
     if (!comm || comm->size() == 1)
     {
@@ -322,7 +379,7 @@ PerfInputs gatherPerfInputs(comm::Communicator* comm, const StageTimers& mine, d
         in.ppWallSeconds = { wallSeconds };
         if (comm)
         {
-            addPhases(in.comm, serializePhases(*comm).data());
+            addSerializedPhases(in.comm, serializePhases(*comm).data());
         }
         return in;
     }
@@ -343,7 +400,7 @@ PerfInputs gatherPerfInputs(comm::Communicator* comm, const StageTimers& mine, d
         const double* p = d.data() + r;
         in.ppRanks.push_back(StageTimers::deserialize(std::span(p, StageTimers::kSerialSize)));
         in.ppWallSeconds.push_back(p[StageTimers::kSerialSize]);
-        addPhases(in.comm, p + StageTimers::kSerialSize + 1);
+        addSerializedPhases(in.comm, p + StageTimers::kSerialSize + 1);
     }
     return in;
 }
@@ -400,24 +457,15 @@ std::string perfLogText(const PerfInputs& in)
     if (in.hasComm)
     {
         out += "\n     C O M M U N I C A T I O N   (sum over PP ranks; seconds are per-rank averages)\n\n";
-        out += fmt::format(" {:<10}{:>9}{:>13}{:>9}{:>10}", "Phase", "Messages", "Bytes", "Mean B", "Largest B");
-        for (int b = 0; b < comm::MessageSizes::kBins; b++)
-        {
-            out += fmt::format("{:>9}", comm::MessageSizes::binLabel(b));
-        }
-        out += fmt::format("{:>11}{:>10}{:>7}{:>8}{:>7}\n", "Transfer s", "Wait s", "Coll.", "Syncs", "Grow");
-        for (int p = 0; p < kPhases; p++)
-        {
-            const comm::PhaseStats& st = in.comm[p];
-            out += fmt::format(" {:<10}{:>9}{:>13}{:>9}{:>10}", comm::phaseName(static_cast<comm::Phase>(p)), st.messages,
-                               st.bytes, st.messages > 0 ? st.bytes / st.messages : 0, st.sizes.largest);
-            for (long b : st.sizes.bins)
-            {
-                out += fmt::format("{:>9}", b);
-            }
-            out += fmt::format("{:>11.4f}{:>10.4f}{:>7}{:>8}{:>7}\n", st.transferSeconds / std::max(1, nPp),
-                               st.waitSeconds / std::max(1, nPp), st.collectives, st.oneSidedSyncs, st.arenaGrowths);
-        }
+        out += commTableText(in.comm, nPp);
+    }
+    if (in.hasComm && in.pmeRanksComm)
+    {
+        out += fmt::format("\n     C O M M U N I C A T I O N   O F   T H E   P M E   R A N K S   (sum over {} PME "
+                           "rank{}; seconds are per-rank averages)\n     among themselves, and their forces to the "
+                           "PP ranks\n\n",
+                           in.numPmeRanks, in.numPmeRanks == 1 ? "" : "s");
+        out += commTableText(*in.pmeRanksComm, in.numPmeRanks);
     }
     return out;
 }
@@ -469,26 +517,14 @@ nlohmann::json perfJson(const PerfInputs& in)
     {
         c["histogram_bins"].push_back(comm::MessageSizes::binLabel(b));
     }
-    c["phases"] = nlohmann::json::array();
-    if (in.hasComm)
+    c["phases"] = in.hasComm ? phasesJson(in.comm, nPp) : nlohmann::json::array();
+    c["pme_ranks"] = nlohmann::json(nullptr);
+    if (in.hasComm && in.pmeRanksComm)
     {
-        for (int p = 0; p < kPhases; p++)
-        {
-            const comm::PhaseStats& st = in.comm[p];
-            c["phases"].push_back({ { "phase", comm::phaseName(static_cast<comm::Phase>(p)) },
-                                    { "messages", st.messages },
-                                    { "bytes", st.bytes },
-                                    { "mean_message_bytes", st.messages > 0 ? double(st.bytes) / double(st.messages) : 0.0 },
-                                    { "largest_message_bytes", st.sizes.largest },
-                                    { "histogram", st.sizes.bins },
-                                    { "transfer_seconds_per_rank", st.transferSeconds / std::max(1, nPp) },
-                                    { "wait_seconds_per_rank", st.waitSeconds / std::max(1, nPp) },
-                                    { "collectives", st.collectives },
-                                    { "barriers", st.barriers },
-                                    { "one_sided_syncs", st.oneSidedSyncs },
-                                    { "arena_growths", st.arenaGrowths },
-                                    { "plans", st.plans } });
-        }
+        c["pme_ranks"] = { { "scope", "sum over the separate PME ranks (among themselves, and their forces to the PP "
+                                      "ranks)" },
+                           { "ranks", in.numPmeRanks },
+                           { "phases", phasesJson(*in.pmeRanksComm, in.numPmeRanks) } };
     }
     if (in.hasComm)
     {

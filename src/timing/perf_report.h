@@ -3,8 +3,8 @@
  * calls, average wall time, giga-cycles summed over ranks, percent, min and
  * max over ranks, imbalance), the first PME rank's rows when PME runs on
  * separate ranks, the load-imbalance summary with a hint, the communication
- * per phase (summed over PP ranks) with message-size histograms, and the
- * performance line. The same data go to JSON for `-perf FILE.json`; the
+ * per phase (summed over PP ranks) with message-size histograms, the same
+ * summed over the separate PME ranks, and the performance line. The same data go to JSON for `-perf FILE.json`; the
  * format is docs/perf-schema.json, documented in docs/performance-report.md.
  */
 #pragma once
@@ -25,6 +25,18 @@ namespace putmd
 /* Above this share of the wall time lost to imbalance the log prints a hint. */
 constexpr double kImbalanceHintPercent = 5.0;
 
+/* Communication statistics per phase (comm::Phase order). */
+using PhaseTable = std::array<comm::PhaseStats, static_cast<int>(comm::Phase::Count)>;
+
+/* A communicator's statistics, plus alsoCounted's when given and another
+ * communicator (the world communicator that carries PP <-> PME traffic). */
+PhaseTable phaseTableOf(const comm::Communicator& comm, const comm::Communicator* alsoCounted = nullptr);
+/* As doubles, to send; addSerializedPhases adds such a block to sums (each
+ * phase's largest message: the maximum). */
+std::vector<double> serializePhaseTable(const PhaseTable& t);
+void                addSerializedPhases(PhaseTable& sum, const double* d);
+std::size_t         serializedPhaseTableSize();
+
 struct PerfInputs
 {
     std::vector<StageTimers> ppRanks;       // every PP rank's timers, in rank order
@@ -36,7 +48,11 @@ struct PerfInputs
     double      dtPs        = 0;
     long        atoms       = 0;
     bool        hasComm     = false; // domain decomposition: the communication table is meaningful
-    std::array<comm::PhaseStats, static_cast<int>(comm::Phase::Count)> comm{}; // summed over PP ranks
+    PhaseTable  comm{};      // summed over PP ranks
+    // summed over the separate PME ranks (their PME and world
+    // communicators: the transposes and grid traffic among them, their
+    // forces to the PP ranks); empty without separate PME ranks
+    std::optional<PhaseTable> pmeRanksComm;
     std::string backend;     // communication backend name ("" without decomposition)
     // collective calls and barriers in normal steps (PP rank 0; the first
     // PME rank, -1 without separate PME ranks), when hasComm

@@ -11,6 +11,12 @@ each exiting non-zero with a message on failure:
                 the communication table has the histogram columns (with
                 ranks), the JSON validates against docs/perf-schema.json and
                 agrees with the log, and tools/plot_perf.py writes its PNGs
+  pme           the same water on 3 ranks with one separate PME rank and on 4
+                with two: the log's PME-rank rows and the PME ranks' own
+                communication table, which agrees with the JSON (validated);
+                one PME rank sends exactly one force message per PP rank and
+                computation (no traffic among PME ranks), two add their
+                transposes and redistribution among themselves
   imbalance     the same water with the molecules of the upper half in x
                 thinned to one in eight (box unchanged), on 2 ranks with -dd 2 1 1: the
                 imbalance line exceeds the hint threshold and the hint is
@@ -244,9 +250,63 @@ def imbalance():
               f"{perf['imbalance']['worst_stage']}")
 
 
+def pme_table(log):
+    """{phase: (messages, bytes)} of the PME ranks' communication table."""
+    at = log.find("C O M M U N I C A T I O N   O F   T H E   P M E   R A N K S")
+    if at < 0:
+        fail("no PME ranks' communication table in the log")
+    rows = {}
+    lines = log[at:].splitlines()
+    header = next((k for k, l in enumerate(lines) if l.startswith(" Phase")), None)
+    if header is None:
+        fail("the PME ranks' communication table has no header line")
+    for line in lines[header + 1:]:
+        parts = line.split()
+        if len(parts) < 3 or not parts[1].isdigit():
+            break
+        rows[parts[0]] = (int(parts[1]), int(parts[2]))
+    return rows
+
+
+def pme_ranks():
+    messages = {}
+    for ranks, npme in ((3, 1), (4, 2)):
+        with tempfile.TemporaryDirectory(prefix="putmd_perf_") as d:
+            steps = 20
+            log, perf = run_md(d, ranks, os.path.join(WATER, "topol.top"), os.path.join(WATER, "conf.gro"), steps,
+                               ["--npme", str(npme)])
+            validate(perf)
+            npp = ranks - npme
+            if "[PME] Rest" not in log:
+                fail(f"{npme} PME rank(s): no [PME] rows in the accounting table")
+            rows = pme_table(log)
+            c = perf["communication"]["pme_ranks"]
+            if c is None or c["ranks"] != npme:
+                fail(f"{npme} PME rank(s): JSON pme_ranks {c}")
+            for ph in c["phases"]:
+                if rows.get(ph["phase"]) != (ph["messages"], ph["bytes"]):
+                    fail(f"{npme} PME rank(s): phase {ph['phase']}: log {rows.get(ph['phase'])}, JSON "
+                         f"{ph['messages']} messages, {ph['bytes']} bytes")
+                if sum(ph["histogram"]) != ph["messages"]:
+                    fail(f"{npme} PME rank(s): phase {ph['phase']}: the histogram sums to {sum(ph['histogram'])}")
+            pme = next(ph for ph in c["phases"] if ph["phase"] == "pme")
+            forces = npp * (steps + 1)  # one force message per PP rank and computation (steps 0 to nsteps)
+            if npme == 1 and pme["messages"] != forces:
+                fail(f"one PME rank sent {pme['messages']} messages, expected {forces} force messages to {npp} PP "
+                     "ranks")
+            if npme == 2 and pme["messages"] <= forces:
+                fail(f"two PME ranks sent {pme['messages']} messages: no more than their {forces} force messages, "
+                     "nothing among themselves")
+            messages[npme] = pme["messages"]
+    print(f"OK: the PME ranks' own communication: 1 PME rank {messages[1]} messages (its forces), 2 PME ranks "
+          f"{messages[2]} (forces, transposes and redistribution)")
+
+
 if args.what == "report":
     report(int(args.args[0]))
 elif args.what == "imbalance":
     imbalance()
+elif args.what == "pme":
+    pme_ranks()
 else:
     fail("unknown subcommand " + args.what)
