@@ -55,7 +55,7 @@ std::vector<OptionSpec> runCommandOptions()
                       "estimate's best layout with PME ranks timed at start-up, when the run is long enough), measure "
                       "(timed always) or estimate (from the estimated PME cost, not timed)",
                       "auto" });
-    specs.push_back({ "fft-transpose", "ALG", "3D-FFT transposes: alltoallv, pairwise, rma or auto (timed at start-up)",
+    specs.push_back({ "fft-transpose", "ALG", "3D-FFT transposes: alltoallv, pairwise, rma, shm (all PME ranks on one machine) or auto (timed at start-up)",
                       "auto" });
     specs.push_back({ "halo", "SCHEDULE", "halo exchange: staged (x, y, z pulses) or direct (every zone)", "staged" });
     specs.push_back({ "dlb", "MODE",
