@@ -25,6 +25,10 @@
 # PUTMD_SMPI_BINARY runs another build of putmd_smpi (default
 # build/bin/putmd_smpi, built here on first use); KEEP=DIR keeps every run's log there
 # (PLATFORM-RANKS-NPME-COMM.log) for its timing table.
+# CSV=FILE appends each run's row to FILE in the columns of
+# bench/results/smpi-steps.csv (system, platform, ranks, the PME ranks the
+# run had, backend, ms per steady step, communication share, this CPU's
+# model number, the date), which tools/plot_scaling.py draws.
 # SMPIRUN_OPTIONS adds options to smpirun itself (e.g.
 # "--cfg=network/crosstraffic:0").
 # EXTRA_ARGS adds options to every run (e.g. "--fft-transpose pairwise",
@@ -102,6 +106,15 @@ for p in $platforms; do
             "$(awk -v a="$comm_ms" -v b="$wall" 'BEGIN {print 100 * a / b}')" \
             "$(awk -v a="$t0" -v b="$total" -v m="$n0" -v k="$n" 'BEGIN {printf "%.2f", a * m / (b * k)}')" \
             "$(awk -v s="$search" -v n="$steps" 'BEGIN {printf "%.3f", s * n / 1000}')" "$layout"
+        if [[ -n ${CSV:-} ]]; then
+            [[ -s $CSV ]] || echo "system,platform,ranks,npme,comm,ms_per_step,comm_share,cpu,source" > "$CSV"
+            pme_ranks=$(grep -m1 -oE '^On [0-9]+ PP ranks? and [0-9]+ PME rank' "$out.log" | awk '{print $6}' || true)
+            printf '%s,%s,%s,%s,%s,%s,%s,%s,"bench/smpi_scaling.sh %s, %s steps, eager limit %s"\n' \
+                "$(basename "$system")" "$p" "$n" "${pme_ranks:-0}" "$comm" "$total" \
+                "$(awk -v a="$comm_ms" -v b="$wall" 'BEGIN {printf "%.2f", a / b}')" \
+                "$(awk '/^model[ \t]*:/ {print $3; exit}' /proc/cpuinfo)" "$(date +%F)" "$steps" \
+                "${EAGER_LIMIT:-65536}" >> "$CSV"
+        fi
       done
     done
   done
