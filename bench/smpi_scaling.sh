@@ -109,11 +109,11 @@ for p in $platforms; do
         if [[ -n ${CSV:-} ]]; then
             [[ -s $CSV ]] || echo "system,platform,ranks,npme,comm,ms_per_step,comm_share,cpu,source" > "$CSV"
             pme_ranks=$(grep -m1 -oE '^On [0-9]+ PP ranks? and [0-9]+ PME rank' "$out.log" | awk '{print $6}' || true)
-            printf '%s,%s,%s,%s,%s,%s,%s,%s,"bench/smpi_scaling.sh %s, %s steps, eager limit %s"\n' \
+            printf '%s,%s,%s,%s,%s,%s,%s,%s,"bench/smpi_scaling.sh %s, --npme %s, %s steps, eager limit %s%s"\n' \
                 "$(basename "$system")" "$p" "$n" "${pme_ranks:-0}" "$comm" "$total" \
                 "$(awk -v a="$comm_ms" -v b="$wall" 'BEGIN {printf "%.2f", a / b}')" \
-                "$(awk '/^model[ \t]*:/ {print $3; exit}' /proc/cpuinfo)" "$(date +%F)" "$steps" \
-                "${EAGER_LIMIT:-65536}" >> "$CSV"
+                "$(awk '/^model[ \t]*:/ {print $3; exit}' /proc/cpuinfo)" "$(date +%F)" "$npme" "$steps" \
+                "${EAGER_LIMIT:-65536}" "${EXTRA_ARGS:+, $EXTRA_ARGS}" >> "$CSV"
         fi
       done
     done

@@ -13,7 +13,7 @@ std::vector<OptionSpec> inputFileOptions(const std::string& coordinatesHelp)
         { "c", "GRO", coordinatesHelp, "conf.gro" },
         { "f", "MDP", "run parameters (.mdp)", "grompp.mdp" },
         { "r", "GRO", "position-restraint reference coordinates (.gro; default: the -c file)", "" },
-        { "n", "NDX", "index groups (.ndx) for tc-grps, freezegrps, compressed-x-grps (default: GROMACS's default groups)", "" },
+        { "n", "NDX", "index groups (.ndx) for tc-grps, freezegrps, compressed-x-grps, comm-grps, energygrps (default: GROMACS's default groups)", "" },
         { "I", "DIR", "extra directory to search for #include files", "", false, true },
     };
 }

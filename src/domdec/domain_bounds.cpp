@@ -260,17 +260,22 @@ bool DomainBounds::set(const Flat& flat, const std::array<double, 3>& boxWidths)
 
 std::string slabWidthsText(const DdGrid& grid, const DomainBounds::Flat& widths, std::size_t maxListed)
 {
+    // the dimensions printed: cut, with whole columns of widths
+    auto shown = [&](int d) {
+        const std::size_t n = std::size_t(grid.n[d]);
+        return n >= 2 && !widths[d].empty() && widths[d].size() % n == 0;
+    };
     std::size_t total = 0;
-    for (const auto& w : widths)
+    for (int d = 0; d < 3; d++)
     {
-        total += w.size();
+        total += shown(d) ? widths[d].size() : 0;
     }
     std::string text;
     for (int d = 0; d < 3; d++)
     {
         const std::vector<double>& w = widths[d];
         const std::size_t          n = std::size_t(grid.n[d]);
-        if (n < 2 || w.empty() || w.size() % n != 0)
+        if (!shown(d))
         {
             continue;
         }

@@ -252,6 +252,7 @@ std::vector<std::byte> encodeCheckpoint(const Checkpoint& c)
     }
     b.put(c.nstlistPrune);
     b.put(c.rlistInner);
+    b.put(c.pruneRows);
     Writer w;
     w.out.reserve(b.out.size() + 32);
     w.out.insert(w.out.end(), reinterpret_cast<const std::byte*>(kMagic), reinterpret_cast<const std::byte*>(kMagic) + 8);
@@ -431,11 +432,16 @@ Checkpoint decodeCheckpoint(std::span<const std::byte> data, const std::string& 
     {
         c.nstlistPrune = r.get<int32_t>("the pruning interval");
         c.rlistInner   = r.finite("the pruned list's radius");
+        c.pruneRows    = r.get<int32_t>("the pruned groups' i-rows");
         if (c.nstlistPrune < -1 || (c.nstlistPrune > 0 && c.rlistInner <= 0))
         {
             r.fail(fmt::format("pruning interval {} with inner radius {} nm: the interval must be -1 (not recorded), "
                                "0 (no pruning) or positive with a positive radius",
                                c.nstlistPrune, c.rlistInner));
+        }
+        if (c.pruneRows < 0 || c.pruneRows > 4)
+        {
+            r.fail(fmt::format("the pruned groups' i-rows are {}, expected 0 (not recorded) to 4", c.pruneRows));
         }
     }
     if (!r.atEnd())

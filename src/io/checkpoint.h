@@ -26,7 +26,8 @@
  * so that `--npme auto` continues with the run's layout; version 6 the
  * constraint virial, 7 the balancing switch, 8 the dynamic pruning
  * interval and inner radius the run chose (i32: -1 not recorded, 0 none;
- * f64 nm).
+ * f64 nm) and the i-rows per pruned group of the kernel it was chosen for
+ * (i32: 2 on AVX2, 4 otherwise; 0 not recorded).
  *
  * Nothing random is stored: thermostat and barostat noise comes from a
  * counter-based generator keyed by seed and step. Values are stored as
@@ -109,10 +110,14 @@ struct Checkpoint
     std::vector<double> dlbBalancedSteps;
     /* version 8: the dynamic pruning the run chose (md_setup.h:
      * choosePruning): its interval (0: none; -1: not recorded, an older
-     * checkpoint) and inner list radius (nm), so that a continuation prunes
-     * as the uninterrupted run does whatever its box is by then. */
+     * checkpoint), inner list radius (nm) and the i-rows per pruned group
+     * of the kernel it was sized for (clusterKernelPruneRows(): 2 on AVX2,
+     * 4 otherwise; 0: not recorded), so that a continuation with the same
+     * kernel prunes as the uninterrupted run does whatever its box is by
+     * then. */
     int32_t nstlistPrune = -1;
     double  rlistInner   = 0;
+    int32_t pruneRows    = 0;
 };
 
 std::vector<std::byte> encodeCheckpoint(const Checkpoint& c);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "nonbonded/cluster_nonbonded.h"
 #include "update/kinetic.h"
 
 namespace putmd::md_detail
@@ -121,6 +122,7 @@ void MdRun::writeCheckpointFile(long step, bool outputsWritten, const StepStart&
     c.nstlist            = settings_.nstlist;
     c.nstlistPrune       = settings_.nstlistPrune;
     c.rlistInner         = settings_.rlistInner;
+    c.pruneRows          = clusterKernelPruneRows();
     c.ldSeed             = settings_.ldSeed;
     for (const auto& g : nh)
     {

@@ -21,6 +21,7 @@
 
 #include "comm/communicator.h"
 #include "io/checkpoint.h"
+#include "nonbonded/cluster_nonbonded.h"
 #include "pme/pme_rows.h"
 #include "core/units.h"
 #include "run/force_calculator.h"
@@ -119,7 +120,10 @@ MdRun::MdRun(const SystemInputs& in, const RunOptions& options) :
                                               options_.continueFrom, restart_->step, restart_->rlist, restart_->nstlist,
                                               restart_->ldSeed));
     }
-    if (restarting && restart_->nstlistPrune >= 0 && restart_->precisionBytes == sizeof(real))
+    const bool samePruningKernel = restarting && restart_->nstlistPrune >= 0
+                                   && restart_->precisionBytes == sizeof(real)
+                                   && restart_->pruneRows == clusterKernelPruneRows();
+    if (samePruningKernel)
     {
         // the run's own pruning (the box may have changed since its start)
         settings_.nstlistPrune = restart_->nstlistPrune;
@@ -135,8 +139,17 @@ MdRun::MdRun(const SystemInputs& in, const RunOptions& options) :
     {
         // chosen for the run's list (a continuation's: the checkpoint's
         // rlist and nstlist; an older checkpoint or the other precision's
-        // does not record it)
+        // does not record it, and one of a kernel that prunes in other
+        // groups (AVX2's 2 i-rows against 4) sized its radius for those)
         choosePruning(settings_, top_, mdp_, box_);
+        if (restarting && restart_->nstlistPrune > 0 && restart_->precisionBytes == sizeof(real))
+        {
+            settings_.notes.push_back(fmt::format("dynamic pruning chosen afresh: the checkpoint's (every {} steps at "
+                                                  "{:.4f} nm) was sized for a kernel pruning {} i-rows together, "
+                                                  "this one prunes {}",
+                                                  restart_->nstlistPrune, restart_->rlistInner, restart_->pruneRows,
+                                                  clusterKernelPruneRows()));
+        }
     }
     if (!restarting && !mdp_.continuation && !constraints_->empty())
     {

@@ -487,27 +487,45 @@ def prune_test(root):
     vol = header.index("Volume")
     if rows[0][vol] == rows[end][vol]:
         fail("the volume did not change; the barostat was not tested")
-    # the checkpoint's pruning choice, rewritten: its last body fields are
-    # the interval (i32) and the inner radius (f64), then the checksum (u64)
+    kept = (f"dynamic pruning as the run continued: inner list rlist {chosen.group(1)} nm, pruned every "
+            f"{chosen.group(2)} steps")
+    if kept not in open(os.path.join(work, "md.log")).read():
+        fail(f"the continuation's log does not say '{kept}'")
+    # the checkpoint's last body fields: the pruning interval (i32), the
+    # inner radius (f64) and the kernel's i-rows per pruned group (i32),
+    # then the checksum (u64)
     data = bytearray(open(os.path.join(root, "at-search.cpt"), "rb").read())
     if int.from_bytes(data[8:12], "little") < 8:
         fail("the checkpoint is older than format version 8")
-    interval = int.from_bytes(data[-20:-16], "little", signed=True)
-    if interval != int(chosen.group(2)):
-        fail(f"the checkpoint's pruning interval {interval} is not the run's {chosen.group(2)}")
+    interval = int.from_bytes(data[-24:-20], "little", signed=True)
+    rows_kernel = int.from_bytes(data[-12:-8], "little", signed=True)
+    if interval != int(chosen.group(2)) or rows_kernel not in (2, 4):
+        fail(f"the checkpoint's pruning interval {interval} (the run's {chosen.group(2)}) and i-rows {rows_kernel}")
+
+    def edited_continuation(name, interval, radius, kernel_rows):
+        d = bytearray(data)
+        d[-24:-20] = interval.to_bytes(4, "little", signed=True)
+        d[-20:-12] = struct.pack("<d", radius)
+        d[-12:-8] = kernel_rows.to_bytes(4, "little", signed=True)
+        d[-8:] = fnv1a64(bytes(d[20:-8])).to_bytes(8, "little")
+        open(os.path.join(work, name), "wb").write(d)
+        # the split run's outputs are cut back to the checkpoint by the
+        # continuation, as after a crash
+        run(work, command(system, 0, search + 10, ["-cpt", "0", "-cpi", name]))
+        return open(os.path.join(work, "md.log")).read().split("continuing from")[-1]
+
     radius = float(chosen.group(1)) + 0.0501  # larger (safe), and not what a fresh choice gives
-    data[-20:-16] = (3).to_bytes(4, "little", signed=True)
-    data[-16:-8] = struct.pack("<d", radius)
-    data[-8:] = fnv1a64(bytes(data[20:-8])).to_bytes(8, "little")
-    edited = os.path.join(root, "split", "edited.cpt")
-    open(edited, "wb").write(data)
-    # the split run's outputs are cut back to the checkpoint by the
-    # continuation, as after a crash
-    run(work, command(system, 0, search + 10, ["-cpt", "0", "-cpi", "edited.cpt"]))
-    text = open(os.path.join(work, "md.log")).read()
+    text = edited_continuation("edited.cpt", 3, radius, rows_kernel)
     want = f"dynamic pruning as the run continued: inner list rlist {radius:.4f} nm, pruned every 3 steps"
     if want not in text:
         fail(f"the continuation does not prune as its checkpoint says (expected '{want}'):\n{text[-3000:]}")
+    # sized for the other kernel's groups (AVX2 prunes 2 i-rows together,
+    # the others 4): chosen afresh, and said so
+    text = edited_continuation("other-kernel.cpt", 3, radius, 6 - rows_kernel)
+    fresh = re.search(r"dynamic pruning: inner list rlist [0-9.]+ nm, pruned every \d+ steps", text)
+    if "dynamic pruning chosen afresh" not in text or not fresh:
+        fail(f"a checkpoint sized for {6 - rows_kernel} i-rows is not re-chosen for this kernel's {rows_kernel}:\n"
+             f"{text[-3000:]}")
     print(f"mixed precision, NPT: continued at step {search} with outputs identical to the uninterrupted run (volume "
           f"{rows[0][vol]:.4f} -> {rows[end][vol]:.4f} nm^3; pruning every {chosen.group(2)} steps at "
           f"{chosen.group(1)} nm); a checkpoint saying every 3 steps at {radius:.4f} nm is followed")

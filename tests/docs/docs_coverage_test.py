@@ -51,7 +51,7 @@ missing += [f".mdp key {k}" for k in keys + aliases if not documented(k, ignore_
 options = []
 for command in ("run", "energy"):
     r = subprocess.run([args.putmd, command, "-h"], capture_output=True, text=True, timeout=60)
-    found = re.findall(r"^\s+-{1,2}([a-z][a-z-]*)", r.stdout + r.stderr, flags=re.M)
+    found = re.findall(r"^\s+-{1,2}([A-Za-z][A-Za-z-]*)", r.stdout + r.stderr, flags=re.M)
     if len(found) < 5:
         print(f"FAILED: `putmd {command} -h` listed {len(found)} options:\n{r.stdout}{r.stderr}")
         sys.exit(1)

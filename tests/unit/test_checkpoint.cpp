@@ -79,6 +79,7 @@ Checkpoint makeCheckpoint(uint64_t n, uint64_t seed = 1)
     c.fftPlans           = "60 60 60 2 14\n(fftw-3 wisdom)";
     c.nstlistPrune       = 11;
     c.rlistInner         = 1.0010381;
+    c.pruneRows          = 2;
     c.boxVelocity(0, 0)  = 1.25e-3;
     c.constraintVirial(1, 2) = -0.0; // (a sign bit the continuation must keep)
     c.constraintVirial(0, 0) = 317.0625;
@@ -167,6 +168,7 @@ void expectBitIdentical(const Checkpoint& a, const Checkpoint& b)
     EXPECT_EQ(a.dlbReferenceWindows, b.dlbReferenceWindows);
     EXPECT_EQ(a.dlbBalancedSteps, b.dlbBalancedSteps);
     EXPECT_EQ(a.nstlistPrune, b.nstlistPrune);
+    EXPECT_EQ(a.pruneRows, b.pruneRows);
     EXPECT_EQ(std::bit_cast<uint64_t>(a.rlistInner), std::bit_cast<uint64_t>(b.rlistInner));
     ASSERT_EQ(a.files.size(), b.files.size());
     for (size_t k = 0; k < a.files.size(); k++)
@@ -241,6 +243,7 @@ struct HandBody
     std::vector<double>                         dlbBalanced  = { 0.005, 0.0045 };
     int32_t                                     prune        = 12; // version 8
     double                                      rlistInner   = 0.95;
+    int32_t                                     pruneRows    = 4;
     Bytes                                       extra; // after the last field
 
     template<typename T>
@@ -361,6 +364,7 @@ struct HandBody
         {
             put(b, prune);
             put(b, rlistInner);
+            put(b, pruneRows);
         }
         b.insert(b.end(), extra.begin(), extra.end());
         return b;
@@ -451,6 +455,7 @@ TEST(Checkpoint, HandBuiltBodyMatchesTheEncoderSoTheDocumentedLayoutIsTheFormat)
     c.dlbBalancedSteps       = h.dlbBalanced;
     c.nstlistPrune           = h.prune;
     c.rlistInner             = h.rlistInner;
+    c.pruneRows              = h.pruneRows;
     EXPECT_EQ(encodeCheckpoint(c), h.file());
     expectBitIdentical(c, decodeCheckpoint(h.file(), "hand.cpt"));
 }
@@ -506,6 +511,7 @@ TEST(Checkpoint, VersionSevenWithoutThePruningChoiceIsStillRead)
     EXPECT_EQ(c.dlbBalancedSteps, h.dlbBalanced);
     EXPECT_EQ(c.nstlistPrune, -1);
     EXPECT_EQ(c.rlistInner, 0.0);
+    EXPECT_EQ(c.pruneRows, 0);
 }
 
 TEST(Checkpoint, EncoderRefusesArraysThatDoNotMatchTheAtomCount)
@@ -651,8 +657,8 @@ TEST(Checkpoint, HugeCountsWithAValidChecksumAreRejectedWithoutAllocating)
     }
     {
         HandBody h;
-        h.fileCount = 0; // the file entry is then extra
-        EXPECT_REJECTED(h.file(), "the body has bytes after its last field");
+        h.fileCount = 0; // the file entry is then read as the fields after it: refused by one of their checks
+        EXPECT_REJECTED(h.file(), "not a usable putmd checkpoint");
     }
     {
         HandBody h;
@@ -680,6 +686,7 @@ TEST(Checkpoint, ImpossibleValuesWithAValidChecksumAreRejected)
                     "load-balancing reference window count -2 is negative");
     EXPECT_REJECTED(with([](HandBody& h) { h.prune = -2; }), "pruning interval -2 with inner radius 0.95 nm");
     EXPECT_REJECTED(with([](HandBody& h) { h.rlistInner = 0; }), "pruning interval 12 with inner radius 0 nm");
+    EXPECT_REJECTED(with([](HandBody& h) { h.pruneRows = 5; }), "the pruned groups' i-rows are 5, expected 0");
     const Checkpoint none = decodeCheckpoint(with([](HandBody& h) {
                                                  h.prune      = 0;
                                                  h.rlistInner = 0;

@@ -242,6 +242,16 @@ TEST(DomainBounds, SlabWidthsTextListsFewAndSummarisesMany)
     const std::string listed = slabWidthsText(large, many, 84);
     EXPECT_NE(listed.find("1.100"), std::string::npos);
     EXPECT_EQ(listed.find(" to "), std::string::npos);
+
+    // only the dimensions printed count: 24 x 1 x 1 lists its 24 x widths
+    // (the uncut y and z carry 24 and 24 more)
+    DdGrid slabs;
+    slabs.n = { 24, 1, 1 };
+    const DomainBounds::Flat slabWidths{ std::vector<double>(24, 0.5), std::vector<double>(24, 12.0),
+                                         std::vector<double>(24, 12.0) };
+    const std::string        text = slabWidthsText(slabs, slabWidths);
+    EXPECT_EQ(text.find(" to "), std::string::npos) << text;
+    EXPECT_EQ(text.rfind("x: 0.500 0.500", 0), 0u) << text;
 }
 
 } // namespace putmd
