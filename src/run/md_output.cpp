@@ -146,7 +146,12 @@ std::vector<double> energyRow(const StepEnergies& e, bool withPressureDC)
 }
 
 Progress::Progress(long nsteps, double dt) :
-    nsteps_(nsteps), dt_(dt), terminal_(isatty(STDERR_FILENO) != 0), start_(clockNow()), lastPrint_(start_)
+    nsteps_(nsteps),
+    dt_(dt),
+    terminal_(isatty(STDERR_FILENO) != 0),
+    start_(clockNow()),
+    realStart_(std::chrono::steady_clock::now()),
+    lastPrint_(realStart_)
 {
 }
 
@@ -167,7 +172,7 @@ void Progress::update(long step, bool force)
     {
         return;
     }
-    const auto   now     = clockNow();
+    const auto   now     = std::chrono::steady_clock::now();
     const double since   = std::chrono::duration<double>(now - lastPrint_).count();
     const int    percent = nsteps_ > 0 ? static_cast<int>(100 * step / nsteps_) : 100;
     if (!force && (terminal_ ? since < 1.0 : (percent / 10 == lastPercent_ / 10 || since < 10.0)))
@@ -177,7 +182,8 @@ void Progress::update(long step, bool force)
     lastPrint_   = now;
     lastPercent_ = percent;
     const double rate = nsPerDay(step);
-    const double eta  = step > 0 ? elapsedSeconds() * (nsteps_ - step) / step : 0;
+    const double real = std::chrono::duration<double>(now - realStart_).count();
+    const double eta  = step > 0 ? real * double(nsteps_ - step) / double(step) : 0;
     const std::string text = fmt::format("step {} of {}, {:.3f} ps, {:.2f} ns/day, {:.0f} s left", step, nsteps_,
                                          step * dt_, rate, eta);
     if (terminal_)

@@ -68,7 +68,11 @@ private:
     long                                  nsteps_;
     double                                dt_;
     bool                                  terminal_;
-    std::chrono::steady_clock::time_point start_;
+    std::chrono::steady_clock::time_point start_; // the run's clock (clockNow(): simulated under SMPI)
+    // real time, for when to print and the time left: under SimGrid's SMPI
+    // the run's clock is the simulated one, which a watching user does not
+    // wait by (a simulated step of 70 ms can take minutes)
+    std::chrono::steady_clock::time_point realStart_;
     std::chrono::steady_clock::time_point lastPrint_;
     int                                   lastPercent_ = -1;
 };
