@@ -279,7 +279,6 @@ void MdRun::dlbLogSummary() const
     {
         return;
     }
-    auto widths = [&](const DomainBounds::Flat& w) { return slabWidthsText(dd_->grid(), w); };
     log_->line(fmt::format(
             "Dynamic load balancing (-dlb {}): {}; {} balance(s) over {} window(s) of {} steps; imbalance of the "
             "ranks' {} (max/mean - 1): first window {:.1f}% (a loss of {:.1f}% of the step), last {:.1f}% "
@@ -287,8 +286,8 @@ void MdRun::dlbLogSummary() const
             dlbModeName(options_.dd.dlb), dlbStory(), dlb_.balances, dlb_.windows,
             settings_.nstlist, atomsAsLoad() ? "home atoms (PUTMD_DLB_LOAD=atoms)" : "measured work",
             100 * std::max(0.0, dlb_.firstImbalance), std::max(0.0, dlb_.firstLoss),
-            100 * std::max(0.0, dlb_.lastImbalance), std::max(0.0, dlb_.lastLoss), widths(dlb_.firstWidths),
-            widths(dlbWidthsNow())));
+            100 * std::max(0.0, dlb_.lastImbalance), std::max(0.0, dlb_.lastLoss), slabWidthsText(dd_->grid(), dlb_.firstWidths),
+            slabWidthsText(dd_->grid(), dlbWidthsNow())));
 }
 
 void MdRun::dlbJson(nlohmann::json& json) const

@@ -120,9 +120,10 @@ MdRun::MdRun(const SystemInputs& in, const RunOptions& options) :
                                               options_.continueFrom, restart_->step, restart_->rlist, restart_->nstlist,
                                               restart_->ldSeed));
     }
-    const bool samePruningKernel = restarting && restart_->nstlistPrune >= 0
-                                   && restart_->precisionBytes == sizeof(real)
-                                   && restart_->pruneRows == clusterKernelPruneRows();
+    // a checkpoint of this precision that records the run's pruning, and
+    // whether it was sized for this kernel's pruned groups
+    const bool pruningRecorded   = restarting && restart_->nstlistPrune >= 0 && restart_->precisionBytes == sizeof(real);
+    const bool samePruningKernel = pruningRecorded && restart_->pruneRows == clusterKernelPruneRows();
     if (samePruningKernel)
     {
         // the run's own pruning (the box may have changed since its start)
@@ -142,7 +143,7 @@ MdRun::MdRun(const SystemInputs& in, const RunOptions& options) :
         // does not record it, and one of a kernel that prunes in other
         // groups (AVX2's 2 i-rows against 4) sized its radius for those)
         choosePruning(settings_, top_, mdp_, box_);
-        if (restarting && restart_->nstlistPrune > 0 && restart_->precisionBytes == sizeof(real))
+        if (pruningRecorded && restart_->nstlistPrune > 0)
         {
             settings_.notes.push_back(fmt::format("dynamic pruning chosen afresh: the checkpoint's (every {} steps at "
                                                   "{:.4f} nm) was sized for a kernel pruning {} i-rows together, "

@@ -312,9 +312,28 @@ PhaseTable phaseTableOf(const comm::Communicator& comm, const comm::Communicator
     }
     if (alsoCounted && alsoCounted != &comm)
     {
-        addSerializedPhases(t, serializePhaseTable(phaseTableOf(*alsoCounted)).data());
+        addPhaseTable(t, phaseTableOf(*alsoCounted));
     }
     return t;
+}
+
+void addPhaseTable(PhaseTable& sum, const PhaseTable& x)
+{
+    for (int p = 0; p < kPhases; p++)
+    {
+        comm::PhaseStats&       s = sum[p];
+        const comm::PhaseStats& a = x[p];
+        s.messages += a.messages;
+        s.bytes += a.bytes;
+        s.transferSeconds += a.transferSeconds;
+        s.waitSeconds += a.waitSeconds;
+        s.collectives += a.collectives;
+        s.barriers += a.barriers;
+        s.arenaGrowths += a.arenaGrowths;
+        s.plans += a.plans;
+        s.oneSidedSyncs += a.oneSidedSyncs;
+        s.sizes.merge(a.sizes);
+    }
 }
 
 std::vector<double> serializePhaseTable(const PhaseTable& t)
@@ -339,26 +358,26 @@ std::vector<double> serializePhaseTable(const PhaseTable& t)
 
 void addSerializedPhases(PhaseTable& sum, const double* d)
 {
+    PhaseTable one{};
     for (int p = 0; p < kPhases; p++, d += kPhaseItems)
     {
-        comm::PhaseStats& s = sum[p];
-        s.messages += long(d[0]);
-        s.bytes += long(d[1]);
-        s.transferSeconds += d[2];
-        s.waitSeconds += d[3];
-        s.collectives += long(d[4]);
-        s.barriers += long(d[5]);
-        s.arenaGrowths += long(d[6]);
-        s.plans += long(d[7]);
-        s.oneSidedSyncs += long(d[8]);
-        comm::MessageSizes m;
+        comm::PhaseStats& s = one[p];
+        s.messages        = long(d[0]);
+        s.bytes           = long(d[1]);
+        s.transferSeconds = d[2];
+        s.waitSeconds     = d[3];
+        s.collectives     = long(d[4]);
+        s.barriers        = long(d[5]);
+        s.arenaGrowths    = long(d[6]);
+        s.plans           = long(d[7]);
+        s.oneSidedSyncs   = long(d[8]);
         for (int b = 0; b < comm::MessageSizes::kBins; b++)
         {
-            m.bins[b] = long(d[9 + b]);
+            s.sizes.bins[b] = long(d[9 + b]);
         }
-        m.largest = long(d[9 + comm::MessageSizes::kBins]);
-        s.sizes.merge(m);
+        s.sizes.largest = long(d[9 + comm::MessageSizes::kBins]);
     }
+    addPhaseTable(sum, one);
 }
 
 std::size_t serializedPhaseTableSize()

@@ -34,6 +34,8 @@ PhaseTable phaseTableOf(const comm::Communicator& comm, const comm::Communicator
 /* As doubles, to send; addSerializedPhases adds such a block to sums (each
  * phase's largest message: the maximum). */
 std::vector<double> serializePhaseTable(const PhaseTable& t);
+/* Adds x to sum (each phase's largest message: the maximum). */
+void                addPhaseTable(PhaseTable& sum, const PhaseTable& x);
 void                addSerializedPhases(PhaseTable& sum, const double* d);
 std::size_t         serializedPhaseTableSize();
 
