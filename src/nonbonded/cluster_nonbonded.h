@@ -166,6 +166,7 @@ private:
     size_t             computedRowHalves_    = 0;
     std::vector<ClusterPairI> innerI_;
     std::vector<ClusterPairJ> innerJ_;
+    std::vector<ClusterPairJ>* staleInnerList();
     size_t                    innerJCount_ = 0; // innerJ_ has gaps: the entries in use
     size_t                    innerHalfCount_ = 0;
     bool               pendingPairs_ = false;

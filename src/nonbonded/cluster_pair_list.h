@@ -48,9 +48,13 @@ public:
      * without periodic images) the atom pairs the filter drops are masked
      * out; exclusions of atoms outside the grid are ignored (a grid of a
      * rank's home atoms). Threads take equal
-     * ranges of i-clusters; the result does not depend on their number. */
+     * ranges of i-clusters; the result does not depend on their number.
+     * spare: storage the caller holds and does not need while the list is
+     * made (the stale pruned list), lent to the second thread as the room
+     * for its entries and handed back afterwards with unspecified contents
+     * (memory touched before: no page faults, no allocation). */
     void search(const ClusterGrid& grid, const Box& box, double rlist, const Topology& top, bool periodic,
-                int numThreads = 1, const ZoneFilter* zones = nullptr);
+                int numThreads = 1, const ZoneFilter* zones = nullptr, std::vector<ClusterPairJ>* spare = nullptr);
 
     /* Exactly the atom pairs (a, j[p]) for p in [start[a], start[a + 1]),
      * atom indices of the grid's atoms, no shifts. */
@@ -76,6 +80,9 @@ private:
     std::vector<uint32_t>     occupied_;
     std::vector<int>          uniformZone_; // zone search: a cluster's one zone, or -1
     size_t                    lastNumJ_ = 0;
+    std::vector<int>          lastEntriesOfCluster_; // the last list's j-entries per i-cluster
+    std::vector<int>          ciStart_;              // the threads' i-clusters: [ciStart_[t], ciStart_[t + 1])
+    void                      splitClusters(int nc, int nt);
     std::vector<std::vector<ClusterPairI>> threadI_;
     std::vector<std::vector<ClusterPairJ>> threadJ_;
 };
