@@ -167,13 +167,25 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
     // force-only potential-shift Lennard-Jones with a combination rule:
     // the i-atoms' parameters carry the force's constant factors
     constexpr bool kPrescaledLJ = !kEnergies && !kForceSwitch && kComb != ClusterLjComb::Matrix;
+    /* The same kernels compute R = 2/r, which saves the Newton step's
+     * multiplication by 1/2 (one floating-point operation of about 47 per
+     * register on the two ports that do them), and carry the powers of two
+     * in constants: the i-charges times 1/8 and the Ewald (or reaction-
+     * field) term times 8, so that qq/8 (R^3 - 8 h) = qq (r^-3 - h); the
+     * i-atoms' Lennard-Jones factors times 1/256 and 1/16384 (geometric:
+     * C6 R^6 R^2 / 256 and C12 R^12 R^2 / 16384 are the r-powers) or
+     * 1/256 and a constant 1/32 for 2 (s/r)^6 (Lorentz-Berthelot). Scaling
+     * by a power of two is exact, so every product and sum rounds as it did
+     * with 1/r: the forces are the same, bit for bit (checked on
+     * water-spce-12k and rnase-amber-cubic, AVX2, AVX-512 and SSE4). */
+    constexpr bool kTwoOverR = kPrescaledLJ;
     // a pair in the list closer than 1e-6 nm: 1/r from rsqrt above 1e6 (by
     // more than rsqrt's error, so that the plain kernel that names the
     // atoms finds r^2 < 1e-12 too)
     const V overlapRinv = hn::Set(d, 1e6f * (1.0f + 1.0f / 1024));
     const V tScale = hn::Set(d, float(2 / k.ewald.smax)), one = hn::Set(d, 1.0f);
     const V shEwald = hn::Set(d, float(k.shEwald));
-    const V twoKrf = hn::Set(d, float(2 * k.kRf)), kRf = hn::Set(d, float(k.kRf)), cRf = hn::Set(d, float(k.cRf));
+    const V twoKrf = hn::Set(d, float((kTwoOverR ? 16 : 2) * k.kRf)), kRf = hn::Set(d, float(k.kRf)), cRf = hn::Set(d, float(k.cRf));
     const V sh6 = hn::Set(d, float(k.shiftC6)), sh12 = hn::Set(d, float(k.shiftC12));
     const V rsw = hn::Set(d, float(k.rswitch));
     const V a6 = hn::Set(d, float(k.fs6[0])), b6 = hn::Set(d, float(k.fs6[1])), c6s = hn::Set(d, float(k.fs6[2]));
@@ -183,7 +195,7 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
     V fCoef[16], vCoef[16];
     for (int c = 0; c < 16; c++)
     {
-        fCoef[c] = hn::Set(d, c < static_cast<int>(k.ewald.force.size()) ? k.ewald.force[c] : 0.0f);
+        fCoef[c] = hn::Set(d, (kTwoOverR ? 8.0f : 1.0f) * (c < static_cast<int>(k.ewald.force.size()) ? k.ewald.force[c] : 0.0f));
         vCoef[c] = hn::Set(d, c < static_cast<int>(k.ewald.energy.size()) ? k.ewald.energy[c] : 0.0f);
     }
     // the pieces' coefficients: register i holds coefficient i of every piece
@@ -192,7 +204,8 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
     V pCoef[kPieceCoefficients];
     for (int c = 0; c < kPieceCoefficients; c++)
     {
-        pCoef[c] = kPieces ? hn::LoadU(d, pieces.coef.data() + c * W) : hn::Zero(d);
+        pCoef[c] = kPieces ? hn::Mul(hn::LoadU(d, pieces.coef.data() + c * W), hn::Set(d, kTwoOverR ? 8.0f : 1.0f))
+                           : hn::Zero(d);
     }
     const V pScale = hn::Set(d, kPieces ? pieces.scale : 0.0f), pMagic = hn::Set(d, EwaldPieces::c_magic);
     const VI pLaneMask = hn::Set(di, W - 1);
@@ -250,6 +263,10 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             yi[r]   = hn::Load(d, bufY + r * W);
             zi[r]   = hn::Load(d, bufZ + r * W);
             qi[r]   = hn::Load(d, bufQ + r * W);
+            if constexpr (kTwoOverR)
+            {
+                qi[r] = hn::Mul(qi[r], hn::Set(d, 0.125f));
+            }
             rowI[r] = hn::Load(di, bufT + r * W);
             if constexpr (kComb != ClusterLjComb::Matrix)
             {
@@ -260,8 +277,9 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
                     // the force's factors 6 and 12 folded into the i-side
                     // (geometric: 6 C6 = (6 A_i) A_j, 12 C12 = (12 B_i) B_j;
                     // Lorentz-Berthelot: 6 epsilon through e_i)
-                    ai[r] = kComb == ClusterLjComb::Geometric ? hn::Mul(ai[r], sixV) : ai[r];
-                    bi[r] = hn::Mul(bi[r], kComb == ClusterLjComb::Geometric ? twelveV : sixV);
+                    // (and the powers of two of R = 2/r: kTwoOverR)
+                    ai[r] = kComb == ClusterLjComb::Geometric ? hn::Mul(ai[r], hn::Set(d, 6.0f / 256)) : ai[r];
+                    bi[r] = hn::Mul(bi[r], hn::Set(d, kComb == ClusterLjComb::Geometric ? 12.0f / 16384 : 6.0f / 256));
                 }
             }
             fix[r] = fiy[r] = fiz[r] = hn::Zero(d);
@@ -370,7 +388,9 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
             PUTMD_UNROLL
             for (int u = 0; u < U; u++)
             {
-                rinv[u]  = hn::Mul(hn::Mul(rinv[u], half), hn::NegMulAdd(hn::Mul(r2[u], rinv[u]), rinv[u], three));
+                // one Newton step: 1/r = y/2 (3 - r^2 y^2), or R = 2/r
+                const V y = kTwoOverR ? rinv[u] : hn::Mul(rinv[u], half);
+                rinv[u]  = hn::Mul(y, hn::NegMulAdd(hn::Mul(r2[u], rinv[u]), rinv[u], three));
                 rinv2[u] = hn::Mul(rinv[u], rinv[u]);
             }
             if constexpr (kEwald)
@@ -475,7 +495,8 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
                         const V sr2  = hn::Mul(sr, sr);
                         const V sr6  = hn::Mul(hn::Mul(sr2, sr2), sr2);
                         const V eps6 = hn::Mul(bi[r], bj[j]);
-                        fscal[u]     = hn::MulAdd(hn::Mul(hn::Mul(eps6, sr6), hn::MulSub(twoV, sr6, one)), rinvV2, fscal[u]);
+                        // (2 (s/r)^6 = (sR)^6 / 32 with R = 2/r)
+                        fscal[u]     = hn::MulAdd(hn::Mul(hn::Mul(eps6, sr6), hn::MulSub(kTwoOverR ? hn::Set(d, 1.0f / 32) : twoV, sr6, one)), rinvV2, fscal[u]);
                         continue;
                     }
                     V c6, c12;
