@@ -175,8 +175,9 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
      * i-atoms' Lennard-Jones factors times 1/256 and 1/16384 (geometric:
      * C6 R^6 R^2 / 256 and C12 R^12 R^2 / 16384 are the r-powers) or
      * 1/256 and a constant 1/32 for 2 (s/r)^6 (Lorentz-Berthelot). Scaling
-     * by a power of two is exact, so every product and sum rounds as it did
-     * with 1/r: the forces are the same, bit for bit (checked on
+     * by a power of two is exact (for normal floats: a factor like
+     * 12 B_i / 16384 would turn subnormal only for C12 below about 1e-34),
+     * so every product and sum rounds as it did with 1/r: the forces are the same, bit for bit (checked on
      * water-spce-12k and rnase-amber-cubic, AVX2, AVX-512 and SSE4). */
     constexpr bool kTwoOverR = kPrescaledLJ;
     // a pair in the list closer than 1e-6 nm: 1/r from rsqrt above 1e6 (by

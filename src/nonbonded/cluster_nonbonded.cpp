@@ -132,18 +132,27 @@ std::string ClusterNonbonded::kernelName() const
 
 /* The pruned list is stale once a search begins (the next compute prunes
  * the new list before any kernel runs): its storage is lent to the search
- * as the second thread's room and kept for the next prune, so neither
- * allocates memory touched for the first time (page faults: 2.5% of a
+ * as the second thread's room and kept for the next prune, so that after
+ * the first search neither the second thread's share of the search nor
+ * the prune touches memory for the first time (page faults: 2.5% of a
  * two-thread run's CPU on water-spce-12k, and an imbalance, the second
  * thread faulting in its half of the list at every search and every
- * first prune after it). The peak is what it was: the search's second
- * buffer was allocated while the stale list had been given back, and the
- * pruned list is allocated beside the new one at the next prune. */
+ * first prune after it; threads beyond the second still allocate theirs).
+ * The peak is what it was: the search's second buffer was allocated while
+ * the stale list had been given back, and the pruned list is allocated
+ * beside the new one at the next prune. Without pruning nothing is lent,
+ * so that no storage the kernel never reads is held between searches. */
 std::vector<ClusterPairJ>* ClusterNonbonded::staleInnerList()
 {
     innerI_.clear();
     innerJ_.clear();
     innerJCount_ = innerHalfCount_ = 0;
+    if (pruneInterval_ <= 0 || rlistInner_ <= 0)
+    {
+        std::vector<ClusterPairI>().swap(innerI_);
+        std::vector<ClusterPairJ>().swap(innerJ_);
+        return nullptr;
+    }
     return &innerJ_;
 }
 

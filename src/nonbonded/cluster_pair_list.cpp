@@ -392,8 +392,9 @@ void ClusterPairList::search(const ClusterGrid& grid, const Box& box, double rli
             }
         }
     }
-    // join in thread order; the thread buffers are released, so the list is
-    // held once (memory per atom matters as much as speed)
+    // join in thread order; the thread buffers are released (the second
+    // thread's goes back to the caller as its spare), so the list is held
+    // once (memory per atom matters as much as speed)
     size_t totalI = 0, totalJ = 0;
     for (int t = 0; t < nt; t++)
     {

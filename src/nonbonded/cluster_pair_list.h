@@ -47,8 +47,9 @@ public:
      * perpendicular width of the box when periodic. With zones (only
      * without periodic images) the atom pairs the filter drops are masked
      * out; exclusions of atoms outside the grid are ignored (a grid of a
-     * rank's home atoms). Threads take equal
-     * ranges of i-clusters; the result does not depend on their number.
+     * rank's home atoms). Threads take ranges of i-clusters with equal
+     * shares of the last list's entries (splitClusters); the result does
+     * not depend on their number or the split.
      * spare: storage the caller holds and does not need while the list is
      * made (the stale pruned list), lent to the second thread as the room
      * for its entries and handed back afterwards with unspecified contents

@@ -328,26 +328,50 @@ TEST(ClusterGrid, ThreadsBuildTheSameGridAndSearchTheSameList)
             }
         }
     }
-    // two searches each
-    ClusterGrid grid;
+    // three searches each: the later ones split the i-clusters by the last
+    // list's entries (the third on a grid of moved atoms, whose clusters
+    // differ from the last list's); two threads with a spare room lent for
+    // the second thread, as ClusterNonbonded lends its stale pruned list
+    ClusterGrid grid, moved;
     grid.build(box, s.x, true, -1, nullptr, 1);
-    ClusterPairList listOne, listThree;
-    for (int search = 0; search < 2; search++)
+    std::vector<Vec3<real>> x2 = s.x;
+    for (size_t a = 0; a < x2.size(); a++)
     {
-        listOne.search(grid, box, 1.1, s.in.topology, true, 1);
-        listThree.search(grid, box, 1.1, s.in.topology, true, 3);
-        ASSERT_EQ(listThree.iEntries().size(), listOne.iEntries().size()) << "search " << search;
-        ASSERT_EQ(listThree.jEntries().size(), listOne.jEntries().size()) << "search " << search;
-        for (size_t ie = 0; ie < listOne.iEntries().size(); ie++)
+        x2[a] += Vec3<real>(real(0.03 * std::sin(0.7 * a)), real(0.03 * std::cos(1.3 * a)), real(0.02 * std::sin(2.1 * a)));
+    }
+    moved.build(box, x2, true, -1, nullptr, 1);
+    ClusterPairList           listOne, listTwo, listThree;
+    std::vector<ClusterPairJ> spare;
+    const ClusterPairJ*       lent = nullptr;
+    for (int search = 0; search < 3; search++)
+    {
+        const ClusterGrid& g = search < 2 ? grid : moved;
+        listOne.search(g, box, 1.1, s.in.topology, true, 1);
+        listTwo.search(g, box, 1.1, s.in.topology, true, 2, nullptr, &spare);
+        listThree.search(g, box, 1.1, s.in.topology, true, 3);
+        // the second thread's room comes back to the caller; the same list
+        // again fits in it (no new block)
+        ASSERT_GT(spare.capacity(), 0u) << "search " << search;
+        if (search == 1)
         {
-            const ClusterPairI &a = listOne.iEntries()[ie], &b = listThree.iEntries()[ie];
-            ASSERT_TRUE(a.ci == b.ci && a.shift == b.shift && a.jBegin == b.jBegin && a.jEnd == b.jEnd)
-                    << "search " << search << " i-entry " << ie;
+            EXPECT_EQ(spare.data(), lent) << "the same room lent again";
         }
-        for (size_t k = 0; k < listOne.jEntries().size(); k++)
+        lent = spare.data();
+        for (const ClusterPairList* other : { &listTwo, &listThree })
         {
-            ASSERT_EQ(listThree.jEntries()[k].cj, listOne.jEntries()[k].cj) << "search " << search;
-            ASSERT_EQ(listThree.jEntries()[k].mask, listOne.jEntries()[k].mask) << "search " << search;
+            ASSERT_EQ(other->iEntries().size(), listOne.iEntries().size()) << "search " << search;
+            ASSERT_EQ(other->jEntries().size(), listOne.jEntries().size()) << "search " << search;
+            for (size_t ie = 0; ie < listOne.iEntries().size(); ie++)
+            {
+                const ClusterPairI &a = listOne.iEntries()[ie], &b = other->iEntries()[ie];
+                ASSERT_TRUE(a.ci == b.ci && a.shift == b.shift && a.jBegin == b.jBegin && a.jEnd == b.jEnd)
+                        << "search " << search << " i-entry " << ie;
+            }
+            for (size_t k = 0; k < listOne.jEntries().size(); k++)
+            {
+                ASSERT_EQ(other->jEntries()[k].cj, listOne.jEntries()[k].cj) << "search " << search;
+                ASSERT_EQ(other->jEntries()[k].mask, listOne.jEntries()[k].mask) << "search " << search;
+            }
         }
     }
 }
