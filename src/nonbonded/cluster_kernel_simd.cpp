@@ -177,8 +177,9 @@ void kernel(const ClusterKernelSetup& k, const ClusterKernelInput& in, ClusterKe
      * 1/256 and a constant 1/32 for 2 (s/r)^6 (Lorentz-Berthelot). Scaling
      * by a power of two is exact (for normal floats: a factor like
      * 12 B_i / 16384 would turn subnormal only for C12 below about 1e-34),
-     * so every product and sum rounds as it did with 1/r: the forces are the same, bit for bit (checked on
-     * water-spce-12k and rnase-amber-cubic, AVX2, AVX-512 and SSE4). */
+     * so every product and sum rounds as it did with 1/r: the forces are
+     * the same, bit for bit (checked on water-spce-12k and rnase-amber-
+     * cubic, AVX2, AVX-512 and SSE4). */
     constexpr bool kTwoOverR = kPrescaledLJ;
     // a pair in the list closer than 1e-6 nm: 1/r from rsqrt above 1e6 (by
     // more than rsqrt's error, so that the plain kernel that names the

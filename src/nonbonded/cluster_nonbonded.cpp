@@ -162,7 +162,6 @@ void ClusterNonbonded::build(const Topology& top, const Box& box, const std::vec
     grid_.build(box, x, true, -1, leadingAtoms(top, x.size()), numThreads_);
     gridVersion_++;
     list_.search(grid_, box, rlist, top, true, numThreads_, nullptr, staleInnerList());
-    innerJ_.clear(); // the search's entries (a resize beyond the room would copy them)
     markLennardJonesClusters(top);
     list_.partitionJ(clusterLJ_, numThreads_);
     listVersion_++;
@@ -191,7 +190,6 @@ void ClusterNonbonded::buildLocal(const Topology& top, const Box& box, const std
     }
     gridVersion_++;
     list_.search(grid_, box, rlist, top, false, numThreads_, &filter, staleInnerList());
-    innerJ_.clear(); // the search's entries (a resize beyond the room would copy them)
     markLennardJonesClusters(top);
     list_.partitionJ(clusterLJ_, numThreads_);
     listVersion_++;
@@ -251,9 +249,12 @@ void ClusterNonbonded::prune()
     const auto& outerJ = list_.jEntries();
     const int   ni     = static_cast<int>(outer.size());
     const int   nt     = std::max(1, std::min(numThreads_, std::max(1, ni)));
+    // every entry is written again: nothing to keep (after a search the
+    // room holds the search's entries, which a reallocation would copy);
     // room for lists a little longer than this one, so that the next
     // searches' lists, which differ by a few entries, fit (a new block is
     // memory touched for the first time)
+    innerJ_.clear();
     if (innerJ_.capacity() < outerJ.size())
     {
         innerJ_.reserve(outerJ.size() + outerJ.size() / 32);
