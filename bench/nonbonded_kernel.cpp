@@ -17,7 +17,12 @@
  * two 512-bit FMAs per cycle; 32 on Zen 4) unless
  * PUTMD_BENCH_FLOPS_PER_CYCLE gives it. The clock is measured with a chain
  * of dependent integer additions (one per cycle), as a virtual machine has
- * no cycle counters.
+ * no cycle counters. Before the timings, statistics of the list: the atom
+ * pairs inside the cut-off, the entries without excluded pairs, and the
+ * 8-lane registers a list pruned at the cut-off needs with the AVX2
+ * kernel's row halves (two i-atoms x four j-atoms) and with 8-atom
+ * j-clusters (GROMACS's 4x8 layout: one i-atom x two stacked clusters of a
+ * column), counted from the same list.
  */
 #include <algorithm>
 #include <chrono>
@@ -228,6 +233,67 @@ int main(int argc, char** argv)
                 }
             }
         }
+        // 8-lane registers on the list pruned at the cut-off: the AVX2
+        // kernel's row halves (two i-atoms x a 4-atom j-cluster) with a pair
+        // in range, against one i-atom x an 8-atom j-cluster (GROMACS's 4x8:
+        // two clusters of a column stacked) with a pair in range
+        std::vector<int> groupOf(g.numClusters());
+        for (size_t c = 0; c + 1 < g.columnStart().size(); c++)
+        {
+            for (int k = g.columnStart()[c]; k < g.columnStart()[c + 1]; k++)
+            {
+                groupOf[k] = g.columnStart()[c] + (k - g.columnStart()[c]) / 2 * 2;
+            }
+        }
+        size_t halves = 0, rows8 = 0;
+        for (const ClusterPairI& ie : l.iEntries())
+        {
+            const Vec3<float> t = shiftVector(box, ie.shift);
+            std::vector<std::pair<int, int>> groupRows; // (group, row bits)
+            for (int p = ie.jBegin; p < ie.jEnd; p++)
+            {
+                const int cj   = l.jEntries()[p].cj;
+                int       rows = 0;
+                for (int a = 0; a < 4; a++)
+                {
+                    const int si = ie.ci * 4 + a;
+                    if (g.atomOfSlot()[si] < 0)
+                    {
+                        continue;
+                    }
+                    for (int b = 0; b < 4; b++)
+                    {
+                        const int sj = cj * 4 + b;
+                        if (g.atomOfSlot()[sj] < 0)
+                        {
+                            continue;
+                        }
+                        const double dx = xs[si] + t.x - xs[sj], dy = ys[si] + t.y - ys[sj], dz = zs[si] + t.z - zs[sj];
+                        if (dx * dx + dy * dy + dz * dz < rc2)
+                        {
+                            rows |= 1 << a;
+                        }
+                    }
+                }
+                halves += ((rows & 3) != 0) + ((rows & 12) != 0);
+                auto it = std::find_if(groupRows.begin(), groupRows.end(),
+                                       [&](const std::pair<int, int>& q) { return q.first == groupOf[cj]; });
+                if (it == groupRows.end())
+                {
+                    groupRows.emplace_back(groupOf[cj], rows);
+                }
+                else
+                {
+                    it->second |= rows;
+                }
+            }
+            for (const auto& q : groupRows)
+            {
+                rows8 += __builtin_popcount(q.second);
+            }
+        }
+        std::printf("8-lane registers with a pair inside the cut-off: 4x4 row halves %zu, 4x8 rows %zu (%.3f)\n",
+                    halves, rows8, double(rows8) / double(halves));
     }
     std::printf("atom pairs inside the cut-off: %zu (%.1f%% of the %zu lanes computed)\n", inside,
                 100.0 * inside / (16.0 * nb.numClusterPairs()), 16 * nb.numClusterPairs());
