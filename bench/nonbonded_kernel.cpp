@@ -198,19 +198,13 @@ int main(int argc, char** argv)
         ClusterGrid     g;
         ClusterPairList l;
         // the atoms with Lennard-Jones first in their cluster, as the
-        // kernels' grid has them (ClusterNonbonded::leadingAtoms): the same
-        // clusters, and the same halves of each for the count below
-        std::vector<uint8_t> leading(x.size());
+        // kernels' grid has them: the same clusters, and the same halves of
+        // each for the count below
+        std::vector<uint8_t> typeLJ, leading(x.size());
+        lennardJonesTypes(in.topology, typeLJ);
+        for (size_t a = 0; a < x.size(); a++)
         {
-            const int nt = in.topology.numLjTypes;
-            for (size_t a = 0; a < x.size(); a++)
-            {
-                const int t = in.topology.ljType[a];
-                for (int b = 0; b < nt && !leading[a]; b++)
-                {
-                    leading[a] = in.topology.c6[size_t(t) * nt + b] != 0 || in.topology.c12[size_t(t) * nt + b] != 0;
-                }
-            }
+            leading[a] = typeLJ[in.topology.ljType[a]];
         }
         g.build(box, x, true, -1, leading.data());
         l.search(g, box, rlist, in.topology, true);

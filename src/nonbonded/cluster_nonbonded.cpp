@@ -199,22 +199,22 @@ void ClusterNonbonded::buildLocal(const Topology& top, const Box& box, const std
     computesSinceSearch_ = 0;
 }
 
-void ClusterNonbonded::markLennardJonesTypes(const Topology& top)
+void lennardJonesTypes(const Topology& top, std::vector<uint8_t>& typeLJ)
 {
     const int nt = top.numLjTypes;
-    typeLJ_.assign(nt, 0);
+    typeLJ.assign(nt, 0);
     for (int a = 0; a < nt; a++)
     {
         for (int b = 0; b < nt; b++)
         {
-            typeLJ_[a] = typeLJ_[a] || top.c6[size_t(a) * nt + b] != 0 || top.c12[size_t(a) * nt + b] != 0;
+            typeLJ[a] = typeLJ[a] || top.c6[size_t(a) * nt + b] != 0 || top.c12[size_t(a) * nt + b] != 0;
         }
     }
 }
 
 const uint8_t* ClusterNonbonded::leadingAtoms(const Topology& top, size_t n)
 {
-    markLennardJonesTypes(top);
+    lennardJonesTypes(top, typeLJ_);
     atomLJ_.resize(n);
     for (size_t a = 0; a < n; a++)
     {
@@ -225,7 +225,7 @@ const uint8_t* ClusterNonbonded::leadingAtoms(const Topology& top, size_t n)
 
 void ClusterNonbonded::markLennardJonesClusters(const Topology& top)
 {
-    markLennardJonesTypes(top);
+    lennardJonesTypes(top, typeLJ_);
     const std::vector<uint8_t>& typeLJ = typeLJ_;
     const int nc = grid_.numClusters();
     clusterLJ_.assign(nc, 0);

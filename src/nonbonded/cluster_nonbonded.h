@@ -61,6 +61,11 @@ int clusterKernelPruneRows();
  * (see ClusterLjComb). */
 ClusterLjComb detectCombinationRule(const Topology& top, std::vector<float>* a, std::vector<float>* b);
 
+/* Per Lennard-Jones type of top, into typeLJ: 1 where the type has
+ * Lennard-Jones with some type (non-zero C6 or C12). The atoms of such
+ * types go first in their cluster (ClusterGrid::build's leading flags). */
+void lennardJonesTypes(const Topology& top, std::vector<uint8_t>& typeLJ);
+
 class ClusterNonbonded
 {
 public:
@@ -135,9 +140,6 @@ private:
     void splitByCost(const std::vector<ClusterPairI>& entries, int numThreads);
     /* clusterLJ_: per cluster, bit h set when atom 2h or 2h + 1 has Lennard-Jones. */
     void markLennardJonesClusters(const Topology& top);
-    /* typeLJ_: per Lennard-Jones type, 1 where it has Lennard-Jones with
-     * some type. */
-    void markLennardJonesTypes(const Topology& top);
     /* Per atom of the first n: 1 where its type has Lennard-Jones (the
      * grid puts those first in their cluster). */
     const uint8_t* leadingAtoms(const Topology& top, size_t n);
