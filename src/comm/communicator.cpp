@@ -41,6 +41,9 @@
 #if PUTMD_HAVE_SHMEM
 #include <shmem.h>
 #endif
+#if PUTMD_SMPI
+#include "comm/smpi_record_hooks.h"
+#endif
 
 namespace putmd::comm
 {
@@ -228,6 +231,7 @@ void dupComm(MPI_Comm comm, MPI_Comm* out)
 #if PUTMD_SMPI
     smpi_bench_end();
     MPI_Comm_dup(comm, out);
+    smpi_record::dup(comm, *out);
     smpi_bench_begin();
 #else
     MPI_Comm_dup(comm, out);

@@ -28,6 +28,8 @@ double threadCpuSeconds()
 #include <cstring>
 #include <type_traits>
 
+#include "comm/smpi_record_hooks.h"
+
 namespace putmd::smpi_clock
 {
 namespace
@@ -135,6 +137,34 @@ double now()
     return t;
 }
 
+} // namespace putmd::smpi_clock
+
+extern "C" double __real_MPI_Wtime(void);
+
+namespace putmd::smpi_clock
+{
+
+double endBurst()
+{
+    // SMPI's MPI_Wtime ends the burst, simulates it and restarts the timer;
+    // the CPU time is read at the next synchronisation (the MPI call this
+    // precedes, or resume()): a read here would be simulated computation
+    const double t = __real_MPI_Wtime();
+    const double c = t - g.sim;
+    g.sim          = t;
+    return c;
+}
+
+void resume()
+{
+    synchronise("a recorded step mark");
+}
+
+double lastSynchronised()
+{
+    return g.sim;
+}
+
 namespace
 {
 
@@ -205,40 +235,50 @@ void stop()
 // tools/simgrid/check_clock_wraps.sh checks that every MPI function
 // putmd_smpi imports is here or in its list of functions that leave the
 // timer alone.
-#define PUTMD_SMPI_WRAP(ret, name, params, args)                                                      \
+// The recorder (smpi_record.h) sees each call too: the computation before
+// it (which it has SMPI simulate first, to record its simulated length), and (PUTMD_SMPI_WRAP_RECORDED) what it sends and receives, before or
+// after the real call; the others are recorded as calls a replay cannot run.
+#define PUTMD_SMPI_WRAP_RECORDED(ret, name, params, args, before, after)                              \
     extern "C" ret __real_##name params;                                                              \
     extern "C" ret __wrap_##name params                                                               \
     {                                                                                                 \
+        putmd::smpi_record::burst();                                                                  \
+        before;                                                                                       \
         const ret result_ = __real_##name args;                                                       \
         putmd::smpi_clock::synchronise(#name);                                                        \
+        after;                                                                                        \
         return result_;                                                                               \
     }                                                                                                 \
     static_assert(std::is_same_v<decltype(name), decltype(__wrap_##name)>,                            \
                   #name "'s wrapper must have SMPI's signature")
+#define PUTMD_SMPI_WRAP(ret, name, params, args)                                                      \
+    PUTMD_SMPI_WRAP_RECORDED(ret, name, params, args, (void)0, putmd::smpi_record::unreplayable(#name))
+
+namespace rec = putmd::smpi_record;
 
 // clang-format off
 PUTMD_SMPI_WRAP(int, MPI_Abort, (MPI_Comm comm, int code), (comm, code));
 PUTMD_SMPI_WRAP(int, MPI_Accumulate, (const void* o, int oc, MPI_Datatype ot, int r, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op, MPI_Win w), (o, oc, ot, r, d, tc, tt, op, w));
-PUTMD_SMPI_WRAP(int, MPI_Allgather, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c), (s, sc, st, r, rc, rt, c));
-PUTMD_SMPI_WRAP(int, MPI_Allreduce, (const void* s, void* r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c), (s, r, n, t, op, c));
-PUTMD_SMPI_WRAP(int, MPI_Alltoall, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c), (s, sc, st, r, rc, rt, c));
-PUTMD_SMPI_WRAP(int, MPI_Alltoallv, (const void* s, const int* sc, const int* sd, MPI_Datatype st, void* r, const int* rc, const int* rd, MPI_Datatype rt, MPI_Comm c), (s, sc, sd, st, r, rc, rd, rt, c));
-PUTMD_SMPI_WRAP(int, MPI_Barrier, (MPI_Comm c), (c));
-PUTMD_SMPI_WRAP(int, MPI_Bcast, (void* b, int n, MPI_Datatype t, int root, MPI_Comm c), (b, n, t, root, c));
-PUTMD_SMPI_WRAP(int, MPI_Comm_split, (MPI_Comm c, int color, int key, MPI_Comm* out), (c, color, key, out));
-PUTMD_SMPI_WRAP(int, MPI_Comm_split_type, (MPI_Comm c, int type, int key, MPI_Info info, MPI_Comm* out), (c, type, key, info, out));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Allgather, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c), (s, sc, st, r, rc, rt, c), (void)0, rec::collective("allgather", c, 0, rec::bytesOf(sc, st), rec::bytesOf(rc, rt)));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Allreduce, (const void* s, void* r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c), (s, r, n, t, op, c), (void)0, rec::allreduce(c, n, t));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Alltoall, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c), (s, sc, st, r, rc, rt, c), (void)0, rec::collective("alltoall", c, 0, rec::bytesOf(sc, st), rec::bytesOf(rc, rt)));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Alltoallv, (const void* s, const int* sc, const int* sd, MPI_Datatype st, void* r, const int* rc, const int* rd, MPI_Datatype rt, MPI_Comm c), (s, sc, sd, st, r, rc, rd, rt, c), (void)0, rec::alltoallv(c, sc, st, rc, rt));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Barrier, (MPI_Comm c), (c), (void)0, rec::collective("barrier", c, 0, 0, 0));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Bcast, (void* b, int n, MPI_Datatype t, int root, MPI_Comm c), (b, n, t, root, c), (void)0, rec::collective("bcast", c, root, rec::bytesOf(n, t), 0));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Comm_split, (MPI_Comm c, int color, int key, MPI_Comm* out), (c, color, key, out), (void)0, rec::split(c, color, key, *out));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Comm_split_type, (MPI_Comm c, int type, int key, MPI_Info info, MPI_Comm* out), (c, type, key, info, out), (void)0, rec::splitType(c, type, key, *out));
 PUTMD_SMPI_WRAP(int, MPI_Fetch_and_op, (const void* o, void* r, MPI_Datatype t, int rank, MPI_Aint d, MPI_Op op, MPI_Win w), (o, r, t, rank, d, op, w));
-PUTMD_SMPI_WRAP(int, MPI_Gather, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, int root, MPI_Comm c), (s, sc, st, r, rc, rt, root, c));
-PUTMD_SMPI_WRAP(int, MPI_Gatherv, (const void* s, int sc, MPI_Datatype st, void* r, const int* rc, const int* rd, MPI_Datatype rt, int root, MPI_Comm c), (s, sc, st, r, rc, rd, rt, root, c));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Gather, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, int root, MPI_Comm c), (s, sc, st, r, rc, rt, root, c), (void)0, rec::collective("gather", c, root, rec::bytesOf(sc, st), rec::bytesOf(rc, rt)));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Gatherv, (const void* s, int sc, MPI_Datatype st, void* r, const int* rc, const int* rd, MPI_Datatype rt, int root, MPI_Comm c), (s, sc, st, r, rc, rd, rt, root, c), (void)0, rec::gatherv(c, root, sc, st, rc, rt));
 PUTMD_SMPI_WRAP(int, MPI_Iprobe, (int src, int tag, MPI_Comm c, int* flag, MPI_Status* st), (src, tag, c, flag, st));
-PUTMD_SMPI_WRAP(int, MPI_Irecv, (void* b, int n, MPI_Datatype t, int src, int tag, MPI_Comm c, MPI_Request* q), (b, n, t, src, tag, c, q));
-PUTMD_SMPI_WRAP(int, MPI_Isend, (const void* b, int n, MPI_Datatype t, int dst, int tag, MPI_Comm c, MPI_Request* q), (b, n, t, dst, tag, c, q));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Irecv, (void* b, int n, MPI_Datatype t, int src, int tag, MPI_Comm c, MPI_Request* q), (b, n, t, src, tag, c, q), (void)0, rec::pointToPoint("irecv", c, src, tag, n, t, q));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Isend, (const void* b, int n, MPI_Datatype t, int dst, int tag, MPI_Comm c, MPI_Request* q), (b, n, t, dst, tag, c, q), (void)0, rec::pointToPoint("isend", c, dst, tag, n, t, q));
 PUTMD_SMPI_WRAP(int, MPI_Put, (const void* o, int oc, MPI_Datatype ot, int r, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Win w), (o, oc, ot, r, d, tc, tt, w));
-PUTMD_SMPI_WRAP(int, MPI_Recv, (void* b, int n, MPI_Datatype t, int src, int tag, MPI_Comm c, MPI_Status* st), (b, n, t, src, tag, c, st));
-PUTMD_SMPI_WRAP(int, MPI_Send, (const void* b, int n, MPI_Datatype t, int dst, int tag, MPI_Comm c), (b, n, t, dst, tag, c));
-PUTMD_SMPI_WRAP(int, MPI_Sendrecv, (const void* s, int sc, MPI_Datatype st, int dst, int stag, void* r, int rc, MPI_Datatype rt, int src, int rtag, MPI_Comm c, MPI_Status* status), (s, sc, st, dst, stag, r, rc, rt, src, rtag, c, status));
-PUTMD_SMPI_WRAP(int, MPI_Wait, (MPI_Request* q, MPI_Status* st), (q, st));
-PUTMD_SMPI_WRAP(int, MPI_Waitall, (int n, MPI_Request q[], MPI_Status st[]), (n, q, st));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Recv, (void* b, int n, MPI_Datatype t, int src, int tag, MPI_Comm c, MPI_Status* st), (b, n, t, src, tag, c, st), (void)0, rec::pointToPoint("recv", c, src, tag, n, t, nullptr));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Send, (const void* b, int n, MPI_Datatype t, int dst, int tag, MPI_Comm c), (b, n, t, dst, tag, c), (void)0, rec::pointToPoint("send", c, dst, tag, n, t, nullptr));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Sendrecv, (const void* s, int sc, MPI_Datatype st, int dst, int stag, void* r, int rc, MPI_Datatype rt, int src, int rtag, MPI_Comm c, MPI_Status* status), (s, sc, st, dst, stag, r, rc, rt, src, rtag, c, status), (void)0, rec::sendRecv(c, dst, stag, sc, st, src, rtag, rc, rt));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Wait, (MPI_Request* q, MPI_Status* st), (q, st), rec::waitOn(1, q), (void)0);
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Waitall, (int n, MPI_Request q[], MPI_Status st[]), (n, q, st), rec::waitOn(n, q), (void)0);
 PUTMD_SMPI_WRAP(int, MPI_Win_allocate, (MPI_Aint size, int unit, MPI_Info info, MPI_Comm c, void* base, MPI_Win* w), (size, unit, info, c, base, w));
 PUTMD_SMPI_WRAP(int, MPI_Win_allocate_shared, (MPI_Aint size, int unit, MPI_Info info, MPI_Comm c, void* base, MPI_Win* w), (size, unit, info, c, base, w));
 PUTMD_SMPI_WRAP(int, MPI_Win_flush, (int rank, MPI_Win w), (rank, w));
@@ -248,11 +288,19 @@ PUTMD_SMPI_WRAP(int, MPI_Win_lock, (int type, int rank, int a, MPI_Win w), (type
 PUTMD_SMPI_WRAP(int, MPI_Win_lock_all, (int a, MPI_Win w), (a, w));
 PUTMD_SMPI_WRAP(int, MPI_Win_unlock, (int rank, MPI_Win w), (rank, w));
 PUTMD_SMPI_WRAP(int, MPI_Win_unlock_all, (MPI_Win w), (w));
-PUTMD_SMPI_WRAP(double, MPI_Wtime, (void), ());
+PUTMD_SMPI_WRAP_RECORDED(double, MPI_Wtime, (void), (), (void)0, (void)0);
 // clang-format on
 
 // smpi_bench_begin restarts SMPI's timer by itself (putmd calls it around
-// MPI_Comm_dup); smpi_sleep ends and restarts it.
+// MPI_Comm_dup, after smpi_bench_end, which ends a burst); smpi_sleep ends
+// and restarts it.
+extern "C" void __real_smpi_bench_end();
+extern "C" void __wrap_smpi_bench_end()
+{
+    putmd::smpi_record::burst();
+    __real_smpi_bench_end();
+}
+static_assert(std::is_same_v<decltype(smpi_bench_end), decltype(__wrap_smpi_bench_end)>);
 extern "C" void __real_smpi_bench_begin();
 extern "C" void __wrap_smpi_bench_begin()
 {
@@ -263,23 +311,27 @@ static_assert(std::is_same_v<decltype(smpi_bench_begin), decltype(__wrap_smpi_be
 extern "C" unsigned int __real_smpi_sleep(unsigned int secs);
 extern "C" unsigned int __wrap_smpi_sleep(unsigned int secs)
 {
+    putmd::smpi_record::burst();
+    putmd::smpi_record::unreplayable("smpi_sleep");
     const unsigned int r = __real_smpi_sleep(secs);
     putmd::smpi_clock::synchronise("smpi_sleep");
     return r;
 }
 
-// Init and Finalize start and stop the clock.
+// Init and Finalize start and stop the clock and the recorder.
 extern "C" int __real_MPI_Init_thread(int* argc, char*** argv, int required, int* provided);
 extern "C" int __wrap_MPI_Init_thread(int* argc, char*** argv, int required, int* provided)
 {
     const int r = __real_MPI_Init_thread(argc, argv, required, provided);
     putmd::smpi_clock::start();
+    putmd::smpi_record::start();
     return r;
 }
 static_assert(std::is_same_v<decltype(MPI_Init_thread), decltype(__wrap_MPI_Init_thread)>);
 extern "C" int __real_MPI_Finalize();
 extern "C" int __wrap_MPI_Finalize()
 {
+    putmd::smpi_record::stop();
     putmd::smpi_clock::stop();
     return __real_MPI_Finalize();
 }

@@ -49,4 +49,18 @@ bool active();
 /* This simulated rank's simulated time, s (requires active()). */
 double now();
 
+/* Ends this rank's computation burst here: SMPI simulates it (as at the
+ * start of any MPI call) and the clock restarts; returns the burst's
+ * simulated length, s, as SMPI charged it (the recorder, smpi_record.h:
+ * the rank's CPU time measured around it misses SMPI's own share, 3 us a
+ * burst on water-spce-3k). An MPI call (its wrapper) or resume() must
+ * follow before the clock is read again. */
+double endBurst();
+
+/* The simulated time at the last MPI call's return or endBurst(). */
+double lastSynchronised();
+
+/* After endBurst() when no MPI call follows: the clock restarts here. */
+void resume();
+
 } // namespace putmd::smpi_clock

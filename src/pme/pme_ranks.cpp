@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/smpi_record.h"
 #include "pme/pme_distributed.h"
 
 namespace putmd
@@ -284,8 +285,14 @@ PmeRankResult runPmeRank(comm::Communicator& world, comm::Communicator& pme, con
     std::vector<double>     q;
     std::vector<std::size_t> counts(links);
     std::vector<std::array<double, PmeMessageLayout::kHeaderDoubles>> headers(links);
+    bool stepDone = true; // a step's forces were sent back: the next message starts a step
     while (true)
     {
+        if (stepDone)
+        {
+            smpi_record::markStep(); // a replan and the coordinates after it are one step
+            stepDone = false;
+        }
         toPme->start();
         toPme->finish();
         int kinds[3] = { 0, 0, 0 };
@@ -380,6 +387,7 @@ PmeRankResult runPmeRank(comm::Communicator& world, comm::Communicator& pme, con
         }
         toPp->start();
         toPp->finish();
+        stepDone = true;
         result.computations++;
         if (!needVirial)
         {

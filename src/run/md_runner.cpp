@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "comm/communicator.h"
+#include "comm/smpi_record.h"
 #include "io/checkpoint.h"
 #include "nonbonded/cluster_nonbonded.h"
 #include "pme/pme_rows.h"
@@ -650,6 +651,7 @@ void MdRun::runLeapFrog()
     const bool          needPressure = mdp_.pcoupl != PCoupl::No;
     for (long step = startStep_; step <= nsteps_; step++)
     {
+        smpi_record::markStep();
         const long collectives0 = collectiveCount(), growths0 = growthCount();
         const bool last     = step == nsteps_ || (step > startStep_ && stopHere(step, progress));
         checkpointStage(step, last, progress);
@@ -769,6 +771,7 @@ void MdRun::runVelocityVerlet()
     const real          halfDt = real(0.5 * mdp_.dt);
     for (long step = startStep_; step <= nsteps_; step++)
     {
+        smpi_record::markStep();
         const long collectives0 = collectiveCount(), growths0 = growthCount();
         const bool last     = step == nsteps_ || (step > startStep_ && stopHere(step, progress));
         checkpointStage(step, last, progress);

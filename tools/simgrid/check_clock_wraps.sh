@@ -15,7 +15,7 @@ prog=${1:?usage: check_clock_wraps.sh PROGRAM}
 [[ -f $prog ]] || { echo "check_clock_wraps.sh: $prog not found" >&2; exit 2; }
 timer_free="MPI_Comm_compare MPI_Comm_dup MPI_Comm_free MPI_Comm_group MPI_Comm_rank MPI_Comm_size
 MPI_Finalized MPI_Get_count MPI_Group_free MPI_Group_translate_ranks MPI_Info_create MPI_Info_free
-MPI_Info_set MPI_Initialized MPI_Request_get_status MPI_Win_shared_query MPI_Win_sync"
+MPI_Info_set MPI_Initialized MPI_Request_get_status MPI_Type_size MPI_Win_shared_query MPI_Win_sync"
 imported=$(nm -D --undefined-only "$prog" | awk '$2 ~ /^MPI_[A-Z][a-z]/ && ($1 == "U" || $1 == "w") {print $2}' | sort -u)
 wrapped=$(nm --defined-only "$prog" | awk '$3 ~ /^__wrap_MPI_/ {sub(/^__wrap_/, "", $3); print $3}' | sort -u)
 [[ -n $imported ]] || { echo "check_clock_wraps.sh: $prog imports no MPI function (not an SMPI program?)" >&2; exit 2; }
