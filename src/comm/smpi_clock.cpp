@@ -21,6 +21,8 @@ double threadCpuSeconds()
 #include <mpi.h>
 #include <simgrid/engine.h>
 
+extern "C" double __real_MPI_Wtime(void); // SMPI's, under the wrapper below
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -52,6 +54,7 @@ struct State
     double cpu    = 0; // this thread's CPU time then
     double ratio  = 1; // simulated seconds per CPU second
     double last   = 0; // the last value returned (monotonic)
+    bool   stale  = false; // cpu not read since sim moved (endBurst): flush
     long   reads = 0, flushed = 0;
     // check mode: reads compared with MPI_Wtime, how many differ by more
     // than 10 us, the sum of the differences, the largest
@@ -88,6 +91,7 @@ void synchronise(const char* call)
     g.syncedBy = call;
     g.sim = simgrid_get_clock();
     g.cpu = threadCpuSeconds();
+    g.stale = false;
 }
 
 } // namespace
@@ -101,7 +105,7 @@ double now()
 {
     g.reads++;
     double t = 0;
-    if (g.mode == Mode::Flush || simgrid_get_clock() != g.sim)
+    if (g.mode == Mode::Flush || g.stale || simgrid_get_clock() != g.sim)
     {
         // MPI_Wtime goes through its wrapper, which synchronises
         t = MPI_Wtime();
@@ -137,13 +141,6 @@ double now()
     return t;
 }
 
-} // namespace putmd::smpi_clock
-
-extern "C" double __real_MPI_Wtime(void);
-
-namespace putmd::smpi_clock
-{
-
 double endBurst()
 {
     // SMPI's MPI_Wtime ends the burst, simulates it and restarts the timer;
@@ -152,6 +149,7 @@ double endBurst()
     const double t = __real_MPI_Wtime();
     const double c = t - g.sim;
     g.sim          = t;
+    g.stale        = true;
     return c;
 }
 
@@ -236,8 +234,10 @@ void stop()
 // putmd_smpi imports is here or in its list of functions that leave the
 // timer alone.
 // The recorder (smpi_record.h) sees each call too: the computation before
-// it (which it has SMPI simulate first, to record its simulated length), and (PUTMD_SMPI_WRAP_RECORDED) what it sends and receives, before or
-// after the real call; the others are recorded as calls a replay cannot run.
+// it (which it has SMPI simulate first, to record its simulated length),
+// and (PUTMD_SMPI_WRAP_RECORDED) what it sends and receives, before or
+// after the real call; the others are recorded as calls a replay cannot
+// run.
 #define PUTMD_SMPI_WRAP_RECORDED(ret, name, params, args, before, after)                              \
     extern "C" ret __real_##name params;                                                              \
     extern "C" ret __wrap_##name params                                                               \
@@ -259,16 +259,16 @@ namespace rec = putmd::smpi_record;
 // clang-format off
 PUTMD_SMPI_WRAP(int, MPI_Abort, (MPI_Comm comm, int code), (comm, code));
 PUTMD_SMPI_WRAP(int, MPI_Accumulate, (const void* o, int oc, MPI_Datatype ot, int r, MPI_Aint d, int tc, MPI_Datatype tt, MPI_Op op, MPI_Win w), (o, oc, ot, r, d, tc, tt, op, w));
-PUTMD_SMPI_WRAP_RECORDED(int, MPI_Allgather, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c), (s, sc, st, r, rc, rt, c), (void)0, rec::collective("allgather", c, 0, rec::bytesOf(sc, st), rec::bytesOf(rc, rt)));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Allgather, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c), (s, sc, st, r, rc, rt, c), (void)0, rec::collective("allgather", c, 0, sc, st, rc, rt));
 PUTMD_SMPI_WRAP_RECORDED(int, MPI_Allreduce, (const void* s, void* r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c), (s, r, n, t, op, c), (void)0, rec::allreduce(c, n, t));
-PUTMD_SMPI_WRAP_RECORDED(int, MPI_Alltoall, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c), (s, sc, st, r, rc, rt, c), (void)0, rec::collective("alltoall", c, 0, rec::bytesOf(sc, st), rec::bytesOf(rc, rt)));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Alltoall, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c), (s, sc, st, r, rc, rt, c), (void)0, rec::collective("alltoall", c, 0, sc, st, rc, rt));
 PUTMD_SMPI_WRAP_RECORDED(int, MPI_Alltoallv, (const void* s, const int* sc, const int* sd, MPI_Datatype st, void* r, const int* rc, const int* rd, MPI_Datatype rt, MPI_Comm c), (s, sc, sd, st, r, rc, rd, rt, c), (void)0, rec::alltoallv(c, sc, st, rc, rt));
-PUTMD_SMPI_WRAP_RECORDED(int, MPI_Barrier, (MPI_Comm c), (c), (void)0, rec::collective("barrier", c, 0, 0, 0));
-PUTMD_SMPI_WRAP_RECORDED(int, MPI_Bcast, (void* b, int n, MPI_Datatype t, int root, MPI_Comm c), (b, n, t, root, c), (void)0, rec::collective("bcast", c, root, rec::bytesOf(n, t), 0));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Barrier, (MPI_Comm c), (c), (void)0, rec::collective("barrier", c, 0, 0, MPI_BYTE, 0, MPI_BYTE));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Bcast, (void* b, int n, MPI_Datatype t, int root, MPI_Comm c), (b, n, t, root, c), (void)0, rec::collective("bcast", c, root, n, t, 0, MPI_BYTE));
 PUTMD_SMPI_WRAP_RECORDED(int, MPI_Comm_split, (MPI_Comm c, int color, int key, MPI_Comm* out), (c, color, key, out), (void)0, rec::split(c, color, key, *out));
 PUTMD_SMPI_WRAP_RECORDED(int, MPI_Comm_split_type, (MPI_Comm c, int type, int key, MPI_Info info, MPI_Comm* out), (c, type, key, info, out), (void)0, rec::splitType(c, type, key, *out));
 PUTMD_SMPI_WRAP(int, MPI_Fetch_and_op, (const void* o, void* r, MPI_Datatype t, int rank, MPI_Aint d, MPI_Op op, MPI_Win w), (o, r, t, rank, d, op, w));
-PUTMD_SMPI_WRAP_RECORDED(int, MPI_Gather, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, int root, MPI_Comm c), (s, sc, st, r, rc, rt, root, c), (void)0, rec::collective("gather", c, root, rec::bytesOf(sc, st), rec::bytesOf(rc, rt)));
+PUTMD_SMPI_WRAP_RECORDED(int, MPI_Gather, (const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, int root, MPI_Comm c), (s, sc, st, r, rc, rt, root, c), (void)0, rec::collective("gather", c, root, sc, st, rc, rt));
 PUTMD_SMPI_WRAP_RECORDED(int, MPI_Gatherv, (const void* s, int sc, MPI_Datatype st, void* r, const int* rc, const int* rd, MPI_Datatype rt, int root, MPI_Comm c), (s, sc, st, r, rc, rd, rt, root, c), (void)0, rec::gatherv(c, root, sc, st, rc, rt));
 PUTMD_SMPI_WRAP(int, MPI_Iprobe, (int src, int tag, MPI_Comm c, int* flag, MPI_Status* st), (src, tag, c, flag, st));
 PUTMD_SMPI_WRAP_RECORDED(int, MPI_Irecv, (void* b, int n, MPI_Datatype t, int src, int tag, MPI_Comm c, MPI_Request* q), (b, n, t, src, tag, c, q), (void)0, rec::pointToPoint("irecv", c, src, tag, n, t, q));

@@ -19,6 +19,9 @@ void markStep() {}
 #include <unordered_map>
 #include <vector>
 
+#include <simgrid/host.h>
+#include <xbt/config.h>
+
 #include "comm/smpi_clock.h"
 #include "comm/smpi_record_hooks.h"
 
@@ -46,7 +49,7 @@ struct Event
 struct Recorder
 {
     bool                 on = false;
-    std::string          dir;
+    std::string          dir, settings;
     std::vector<Event>   events;
     std::vector<long>    ints;
     long                 marks = 0;
@@ -69,7 +72,7 @@ void addTimes(const char* word, double t0, double t1)
 
 std::string format()
 {
-    std::string text;
+    std::string text = r.settings;
     text.reserve(r.events.size() * 24);
     char buf[64];
     for (const Event& e : r.events)
@@ -161,6 +164,9 @@ void start()
     r.dir = dir;
     r.events.reserve(1 << 14);
     r.ints.reserve(1 << 16);
+    // what the replay checks it runs with: the eager limit and the host
+    r.settings = "settings " + std::to_string(sg_cfg_get_int("smpi/send-is-detached-thresh")) + ' '
+                 + sg_host_self_get_name() + '\n';
 }
 
 void stop()
@@ -268,29 +274,33 @@ void waitOn(int n, const MPI_Request* q)
     }
     for (int i = 0; i < n; i++)
     {
-        int        id = -1;
-        const auto it = r.requests.find(q[i]);
-        if (q[i] != MPI_REQUEST_NULL && it != r.requests.end())
+        // -1 a null request, -2 one the recorder did not see begin (the
+        // replay refuses it)
+        int id = -1;
+        if (q[i] != MPI_REQUEST_NULL)
         {
-            id = it->second;
-            r.requests.erase(it);
+            const auto it = r.requests.find(q[i]);
+            id            = it == r.requests.end() ? -2 : it->second;
+            if (it != r.requests.end())
+            {
+                r.requests.erase(it);
+            }
         }
         r.ints.push_back(id);
         r.events.back().n++;
     }
 }
 
-void collective(const char* what, MPI_Comm c, int root, long bytes, long bytes2)
+void collective(const char* what, MPI_Comm c, int root, int n, MPI_Datatype t, int n2, MPI_Datatype t2)
 {
-    if (r.on)
+    if (!r.on)
     {
-        add(what, { commId(c), root, bytes, bytes2 });
+        return;
     }
-}
-
-long bytesOf(int n, MPI_Datatype t)
-{
-    return n * typeBytes(t);
+    int rank = 0;
+    MPI_Comm_rank(c, &rank);
+    const bool receives = std::strcmp(what, "gather") != 0 || rank == root;
+    add(what, { commId(c), root, n * typeBytes(t), receives && t2 != MPI_DATATYPE_NULL ? n2 * typeBytes(t2) : 0 });
 }
 
 void allreduce(MPI_Comm c, int n, MPI_Datatype t)

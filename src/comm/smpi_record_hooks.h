@@ -28,11 +28,10 @@ void pointToPoint(const char* what, MPI_Comm c, int peer, int tag, int n, MPI_Da
 void sendRecv(MPI_Comm c, int dst, int stag, int sn, MPI_Datatype st, int src, int rtag, int rn, MPI_Datatype rt);
 /* before MPI_Wait (n = 1) or MPI_Waitall */
 void waitOn(int n, const MPI_Request* q);
-/* barrier, bcast, allgather, alltoall, gather: bytes a rank sends, and
- * (allgather, alltoall, gather) receives from each */
-void collective(const char* what, MPI_Comm c, int root, long bytes, long bytes2);
-/* n elements of t, in bytes */
-long bytesOf(int n, MPI_Datatype t);
+/* barrier, bcast, allgather, alltoall, gather: what a rank sends (n of t),
+ * and (allgather, alltoall, gather at the root) receives from each (n2 of
+ * t2; ignored elsewhere) */
+void collective(const char* what, MPI_Comm c, int root, int n, MPI_Datatype t, int n2, MPI_Datatype t2);
 void allreduce(MPI_Comm c, int n, MPI_Datatype t);
 void alltoallv(MPI_Comm c, const int* sc, MPI_Datatype st, const int* rc, MPI_Datatype rt);
 void gatherv(MPI_Comm c, int root, int sn, MPI_Datatype st, const int* rc, MPI_Datatype rt);

@@ -18,176 +18,47 @@
  * the step is the recorded one), then a summary.
  */
 #include <mpi.h>
+#include <simgrid/host.h>
 #include <xbt/config.h>
 
-#include <cerrno>
+#include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "replay_record.h"
+
+using namespace putmd::replay;
 
 namespace
 {
 
-enum class Kind
-{
-    Compute,
-    Mark,
-    Split,
-    SplitType,
-    Dup,
-    Isend,
-    Irecv,
-    Send,
-    Recv,
-    SendRecv,
-    Wait,
-    Allreduce,
-    Bcast,
-    Barrier,
-    Allgather,
-    Alltoall,
-    Alltoallv,
-    Gather,
-    Gatherv
-};
-
-struct Event
-{
-    Kind                kind;
-    double              seconds = 0; // compute; mark: the recorded time
-    std::vector<long>   a;           // the numbers of the line, in its order
-};
-
-[[noreturn]] void fail(const std::string& what)
-{
-    std::fprintf(stderr, "putmd_replay: %s\n", what.c_str());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-    std::exit(2);
-}
-
-struct Record
-{
-    std::vector<Event> events;
-    std::vector<size_t> marks; // event index of each step mark
-    long maxBytes = 1;
-};
-
-Record readRecord(const std::string& path)
-{
-    std::ifstream in(path);
-    if (!in)
-    {
-        fail(path + ": cannot open (" + std::strerror(errno) + "); record with PUTMD_SMPI_RECORD=DIR and the same rank count");
-    }
-    static const std::pair<const char*, Kind> names[] = {
-        { "c", Kind::Compute },       { "m", Kind::Mark },           { "split", Kind::Split },
-        { "splittype", Kind::SplitType }, { "dup", Kind::Dup },      { "isend", Kind::Isend },
-        { "irecv", Kind::Irecv },     { "send", Kind::Send },        { "recv", Kind::Recv },
-        { "sendrecv", Kind::SendRecv }, { "wait", Kind::Wait },      { "waitall", Kind::Wait },
-        { "allreduce", Kind::Allreduce }, { "bcast", Kind::Bcast },  { "barrier", Kind::Barrier },
-        { "allgather", Kind::Allgather }, { "alltoall", Kind::Alltoall }, { "alltoallv", Kind::Alltoallv },
-        { "gather", Kind::Gather },   { "gatherv", Kind::Gatherv },
-    };
-    Record      r;
-    std::string text;
-    long        lineNo = 0;
-    while (std::getline(in, text))
-    {
-        lineNo++;
-        std::istringstream ls(text);
-        std::string        word;
-        ls >> word;
-        const std::string where = path + ":" + std::to_string(lineNo) + ": ";
-        if (word == "x")
-        {
-            std::string call;
-            ls >> call;
-            fail(where + "the record has " + call
-                 + ", which the replay cannot run (one-sided communication): record with --comm p2p and "
-                   "--fft-transpose pairwise");
-        }
-        Event e{};
-        bool  known = false;
-        for (const auto& [name, kind] : names)
-        {
-            if (word == name)
-            {
-                e.kind = kind;
-                known  = true;
-            }
-        }
-        if (!known)
-        {
-            fail(where + "unknown event '" + word + "' (valid: c, m, split, splittype, dup, isend, irecv, send, recv, "
-                 "sendrecv, wait, waitall, allreduce, bcast, barrier, allgather, alltoall, alltoallv, gather, gatherv)");
-        }
-        if (e.kind == Kind::Compute || e.kind == Kind::Mark)
-        {
-            long index = 0;
-            if (e.kind == Kind::Mark && !(ls >> index))
-            {
-                fail(where + "a step mark without its index");
-            }
-            if (!(ls >> e.seconds) || e.seconds < 0)
-            {
-                fail(where + "'" + text + "': expected a time in seconds, 0 or more");
-            }
-            if (e.kind == Kind::Mark)
-            {
-                if (index != static_cast<long>(r.marks.size()))
-                {
-                    fail(where + "step mark " + std::to_string(index) + " where " + std::to_string(r.marks.size())
-                         + " was expected");
-                }
-                r.marks.push_back(r.events.size());
-            }
-        }
-        else
-        {
-            long v = 0;
-            while (ls >> v)
-            {
-                e.a.push_back(v);
-            }
-            if (!ls.eof())
-            {
-                fail(where + "'" + text + "': expected whole numbers after '" + word + "'");
-            }
-            for (long x : e.a)
-            {
-                r.maxBytes = std::max(r.maxBytes, x);
-            }
-        }
-        r.events.push_back(std::move(e));
-    }
-    return r;
-}
-
 struct Replayer
 {
-    int                      rank = 0;
+    Replayer(const Record& r, int worldRank) : rec(r), rank(worldRank) {}
+
+    const Record&            rec;
+    int                      rank;
     std::vector<MPI_Comm>    comms{ MPI_COMM_WORLD };
     std::vector<MPI_Request> requests;
     char*                    sendBuf = nullptr;
     char*                    recvBuf = nullptr;
     std::vector<int>         counts, displs, counts2, displs2;
     long                     step = 0; // steps begun (marks passed) in this replay
-    std::string              path;
 
-    MPI_Comm comm(long id, size_t at)
+    std::string where(const Event& e) const { return rec.path + ":" + std::to_string(e.line) + ": "; }
+    MPI_Comm comm(long id, const Event& e) const
     {
         if (id < 0 || id >= static_cast<long>(comms.size()) || comms[id] == MPI_COMM_NULL)
         {
-            fail(path + ": event " + std::to_string(at) + " uses communicator " + std::to_string(id)
-                 + ", which the record did not make");
+            fail(where(e) + "communicator " + std::to_string(id) + " was not made by the record's events before");
         }
         return comms[id];
     }
-    void made(long id, MPI_Comm c)
+    void made(long id, MPI_Comm c, const Event& e)
     {
         if (id < 0)
         {
@@ -195,42 +66,67 @@ struct Replayer
         }
         if (id != static_cast<long>(comms.size()))
         {
-            fail(path + ": communicator " + std::to_string(id) + " out of order");
+            fail(where(e) + "communicator " + std::to_string(id) + " made where " + std::to_string(comms.size())
+                 + " was next (a communicator made in repeated steps: choose steps after it)");
         }
         comms.push_back(c);
     }
-    MPI_Request* request(long id)
+    MPI_Request* request(long id, const Event& e)
     {
+        if (id < 0)
+        {
+            fail(where(e) + "request " + std::to_string(id) + " (valid: 0 or more)");
+        }
         if (id >= static_cast<long>(requests.size()))
         {
             requests.resize(id + 1, MPI_REQUEST_NULL);
         }
+        if (requests[id] != MPI_REQUEST_NULL)
+        {
+            fail(where(e) + "request " + std::to_string(id) + " begun again before it was waited for");
+        }
         return &requests[id];
     }
-    // the byte counts of an alltoallv or gatherv line from position p
-    void vector(const Event& e, size_t p, int n, std::vector<int>& c, std::vector<int>& d)
+    void wait(long id, const Event& e)
+    {
+        if (id == -1)
+        {
+            return; // a null request
+        }
+        if (id == -2)
+        {
+            fail(where(e) + "a wait for a request the record did not see begin (a call the recorder does not follow)");
+        }
+        if (id < 0 || id >= static_cast<long>(requests.size()) || requests[id] == MPI_REQUEST_NULL)
+        {
+            fail(where(e) + "a wait for request " + std::to_string(id)
+                 + ", which is not pending: begun before the repeated steps and completed in them (choose other "
+                   "steps FROM TO)");
+        }
+        MPI_Wait(&requests[id], MPI_STATUS_IGNORE);
+    }
+    // an alltoallv's or gatherv's byte counts from position p, blocks laid
+    // one after the other
+    void byteCounts(const Event& e, size_t p, long n, std::vector<int>& c, std::vector<int>& d)
     {
         c.assign(n, 0);
         d.assign(n, 0);
-        for (int i = 0; i < n; i++)
+        int at = 0;
+        for (long i = 0; i < n; i++)
         {
-            c[i] = static_cast<int>(e.a.at(p + i));
-            d[i] = 0; // every peer's block at the start of the one buffer: only the sizes matter
+            c[i] = static_cast<int>(e.a[p + i]);
+            d[i] = at;
+            at += c[i];
         }
     }
+    static int count(long v) { return static_cast<int>(v); } // checked when read
 
-    void run(const Event& e, size_t at, bool recordedStep)
+    void run(const Event& e, bool recordedStep)
     {
         const auto& a = e.a;
-        auto need = [&](size_t n) {
-            if (a.size() < n)
-            {
-                fail(path + ": event " + std::to_string(at) + " has " + std::to_string(a.size()) + " numbers, needs "
-                     + std::to_string(n));
-            }
-        };
         switch (e.kind)
         {
+            case Kind::Settings: break;
             case Kind::Compute:
                 // SMPI leaves bursts under its smpi/cpu-threshold (1 us) out
                 if (e.seconds >= 1e-6)
@@ -254,129 +150,87 @@ struct Replayer
                 break;
             case Kind::Split:
             {
-                need(4);
                 MPI_Comm out = MPI_COMM_NULL;
-                MPI_Comm_split(comm(a[0], at), static_cast<int>(a[1]), static_cast<int>(a[2]), &out);
-                made(a[3], out);
+                MPI_Comm_split(comm(a[0], e), count(a[1]), count(a[2]), &out);
+                made(a[3], out, e);
                 break;
             }
             case Kind::SplitType:
             {
-                need(4);
                 MPI_Comm out = MPI_COMM_NULL;
-                MPI_Comm_split_type(comm(a[0], at), static_cast<int>(a[1]), static_cast<int>(a[2]), MPI_INFO_NULL, &out);
-                made(a[3], out);
+                MPI_Comm_split_type(comm(a[0], e), count(a[1]), count(a[2]), MPI_INFO_NULL, &out);
+                made(a[3], out, e);
                 break;
             }
             case Kind::Dup:
             {
-                need(2);
                 MPI_Comm out = MPI_COMM_NULL;
-                MPI_Comm_dup(comm(a[0], at), &out);
-                made(a[1], out);
+                MPI_Comm_dup(comm(a[0], e), &out);
+                made(a[1], out, e);
                 break;
             }
             case Kind::Isend:
-                need(5);
-                MPI_Isend(sendBuf, static_cast<int>(a[3]), MPI_BYTE, static_cast<int>(a[1]), static_cast<int>(a[2]),
-                          comm(a[0], at), request(a[4]));
+                MPI_Isend(sendBuf, count(a[3]), MPI_BYTE, count(a[1]), count(a[2]), comm(a[0], e), request(a[4], e));
                 break;
             case Kind::Irecv:
-                need(5);
-                MPI_Irecv(recvBuf, static_cast<int>(a[3]), MPI_BYTE, static_cast<int>(a[1]), static_cast<int>(a[2]),
-                          comm(a[0], at), request(a[4]));
+                MPI_Irecv(recvBuf, count(a[3]), MPI_BYTE, count(a[1]), count(a[2]), comm(a[0], e), request(a[4], e));
                 break;
-            case Kind::Send:
-                need(4);
-                MPI_Send(sendBuf, static_cast<int>(a[3]), MPI_BYTE, static_cast<int>(a[1]), static_cast<int>(a[2]),
-                         comm(a[0], at));
-                break;
+            case Kind::Send: MPI_Send(sendBuf, count(a[3]), MPI_BYTE, count(a[1]), count(a[2]), comm(a[0], e)); break;
             case Kind::Recv:
-                need(4);
-                MPI_Recv(recvBuf, static_cast<int>(a[3]), MPI_BYTE, static_cast<int>(a[1]), static_cast<int>(a[2]),
-                         comm(a[0], at), MPI_STATUS_IGNORE);
+                MPI_Recv(recvBuf, count(a[3]), MPI_BYTE, count(a[1]), count(a[2]), comm(a[0], e), MPI_STATUS_IGNORE);
                 break;
             case Kind::SendRecv:
-                need(7);
-                MPI_Sendrecv(sendBuf, static_cast<int>(a[3]), MPI_BYTE, static_cast<int>(a[1]), static_cast<int>(a[2]),
-                             recvBuf, static_cast<int>(a[6]), MPI_BYTE, static_cast<int>(a[4]), static_cast<int>(a[5]),
-                             comm(a[0], at), MPI_STATUS_IGNORE);
+                MPI_Sendrecv(sendBuf, count(a[3]), MPI_BYTE, count(a[1]), count(a[2]), recvBuf, count(a[6]), MPI_BYTE,
+                             count(a[4]), count(a[5]), comm(a[0], e), MPI_STATUS_IGNORE);
                 break;
-            case Kind::Wait:
-            {
-                // "wait R" or "waitall N R...": one MPI_Wait each, as putmd_smpi
-                // itself waits
-                const size_t first = a.size() == 1 ? 0 : 1;
-                for (size_t i = first; i < a.size(); i++)
+            // one MPI_Wait a request, as putmd_smpi itself waits
+            case Kind::Wait: wait(a[0], e); break;
+            case Kind::Waitall:
+                for (size_t i = 1; i < a.size(); i++)
                 {
-                    if (a[i] < 0)
-                    {
-                        continue; // a request the record did not follow (null)
-                    }
-                    if (a[i] >= static_cast<long>(requests.size()) || requests[a[i]] == MPI_REQUEST_NULL)
-                    {
-                        fail(path + ": event " + std::to_string(at) + " waits for request " + std::to_string(a[i])
-                             + ", which is not pending: a request made before the repeated steps and completed in "
-                               "them (choose other steps FROM TO)");
-                    }
-                    MPI_Wait(&requests[a[i]], MPI_STATUS_IGNORE);
+                    wait(a[i], e);
                 }
                 break;
-            }
             case Kind::Allreduce:
             {
-                need(3);
                 // the recorded count of elements of the recorded size
-                const long   n    = a[1], size = a[2];
-                MPI_Datatype t    = size == 8 ? MPI_DOUBLE : size == 4 ? MPI_INT : MPI_BYTE;
-                const long   cnt  = t == MPI_BYTE ? n * size : n;
-                MPI_Allreduce(sendBuf, recvBuf, static_cast<int>(cnt), t, t == MPI_BYTE ? MPI_BOR : MPI_SUM,
-                              comm(a[0], at));
+                const MPI_Datatype t = a[2] == 8 ? MPI_DOUBLE : a[2] == 4 ? MPI_INT : MPI_BYTE;
+                const long         n = t == MPI_BYTE ? a[1] * a[2] : a[1];
+                MPI_Allreduce(sendBuf, recvBuf, count(n), t, t == MPI_BYTE ? MPI_BOR : MPI_SUM, comm(a[0], e));
                 break;
             }
-            case Kind::Bcast:
-                need(3);
-                MPI_Bcast(recvBuf, static_cast<int>(a[2]), MPI_BYTE, static_cast<int>(a[1]), comm(a[0], at));
-                break;
-            case Kind::Barrier:
-                need(1);
-                MPI_Barrier(comm(a[0], at));
-                break;
+            case Kind::Bcast: MPI_Bcast(recvBuf, count(a[2]), MPI_BYTE, count(a[1]), comm(a[0], e)); break;
+            case Kind::Barrier: MPI_Barrier(comm(a[0], e)); break;
             case Kind::Allgather:
-                need(4);
-                MPI_Allgather(sendBuf, static_cast<int>(a[2]), MPI_BYTE, recvBuf, static_cast<int>(a[3]), MPI_BYTE,
-                              comm(a[0], at));
+                MPI_Allgather(sendBuf, count(a[2]), MPI_BYTE, recvBuf, count(a[3]), MPI_BYTE, comm(a[0], e));
                 break;
             case Kind::Alltoall:
-                need(4);
-                MPI_Alltoall(sendBuf, static_cast<int>(a[2]), MPI_BYTE, recvBuf, static_cast<int>(a[3]), MPI_BYTE,
-                             comm(a[0], at));
+                MPI_Alltoall(sendBuf, count(a[2]), MPI_BYTE, recvBuf, count(a[3]), MPI_BYTE, comm(a[0], e));
                 break;
             case Kind::Gather:
-                need(4);
-                MPI_Gather(sendBuf, static_cast<int>(a[2]), MPI_BYTE, recvBuf, static_cast<int>(a[3]), MPI_BYTE,
-                           static_cast<int>(a[1]), comm(a[0], at));
+                MPI_Gather(sendBuf, count(a[2]), MPI_BYTE, recvBuf, count(a[3]), MPI_BYTE, count(a[1]), comm(a[0], e));
                 break;
             case Kind::Alltoallv:
-            {
-                need(2);
-                const int n = static_cast<int>(a[1]);
-                need(2 + 2 * static_cast<size_t>(n));
-                vector(e, 2, n, counts, displs);
-                vector(e, 2 + n, n, counts2, displs2);
+                byteCounts(e, 2, a[1], counts, displs);
+                byteCounts(e, 2 + a[1], a[1], counts2, displs2);
                 MPI_Alltoallv(sendBuf, counts.data(), displs.data(), MPI_BYTE, recvBuf, counts2.data(), displs2.data(),
-                              MPI_BYTE, comm(a[0], at));
+                              MPI_BYTE, comm(a[0], e));
                 break;
-            }
             case Kind::Gatherv:
-            {
-                need(4);
-                const int n = static_cast<int>(a[3]);
-                need(4 + static_cast<size_t>(n));
-                vector(e, 4, n, counts, displs);
-                MPI_Gatherv(sendBuf, static_cast<int>(a[2]), MPI_BYTE, recvBuf, counts.data(), displs.data(), MPI_BYTE,
-                            static_cast<int>(a[1]), comm(a[0], at));
+                byteCounts(e, 4, a[3], counts, displs);
+                MPI_Gatherv(sendBuf, count(a[2]), MPI_BYTE, recvBuf, counts.data(), displs.data(), MPI_BYTE, count(a[1]),
+                            comm(a[0], e));
                 break;
+        }
+    }
+
+    void pendingNone(const char* when) const
+    {
+        for (size_t q = 0; q < requests.size(); q++)
+        {
+            if (requests[q] != MPI_REQUEST_NULL)
+            {
+                fail(rec.path + ": request " + std::to_string(q) + " still pending " + when);
             }
         }
     }
@@ -393,14 +247,31 @@ long number(const char* text, const char* what)
     return v;
 }
 
+// the recorded run's settings that the replay can see: its eager limit
+// and the rank's host (the platform file itself it cannot)
+void checkSettings(const Record& rec)
+{
+    const long eager = sg_cfg_get_int("smpi/send-is-detached-thresh");
+    if (rec.eagerLimit >= 0 && rec.eagerLimit != eager)
+    {
+        fail(rec.path + ": recorded with -eager-limit " + std::to_string(rec.eagerLimit) + ", replayed with "
+             + std::to_string(eager) + ": replay with the recorded one");
+    }
+    const std::string host = sg_host_self_get_name();
+    if (!rec.host.empty() && rec.host != host)
+    {
+        fail(rec.path + ": recorded on host " + rec.host + ", replayed on " + host
+             + ": replay with the recorded -np and -per-host");
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
     MPI_Init(&argc, &argv);
-    Replayer p;
-    int      size = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &p.rank);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc != 2 && argc != 5)
     {
@@ -424,59 +295,52 @@ int main(int argc, char** argv)
                  + ": need FROM < TO and REPEAT 1 or more");
         }
     }
-    p.path = dir + "/rank-" + std::to_string(p.rank) + ".txt";
-    if (p.rank == size - 1)
+    if (rank == size - 1 && std::ifstream(dir + "/rank-" + std::to_string(size) + ".txt"))
     {
-        std::ifstream more(dir + "/rank-" + std::to_string(size) + ".txt");
-        if (more)
-        {
-            fail(dir + " holds a record of more than " + std::to_string(size) + " ranks: replay it on as many");
-        }
+        fail(dir + " holds a record of more than " + std::to_string(size) + " ranks: replay it on as many");
     }
-    const Record rec = readRecord(p.path);
-    size_t       iFrom = rec.events.size(), iTo = rec.events.size();
+    const Record rec = readRecord(dir + "/rank-" + std::to_string(rank) + ".txt");
+    checkSettings(rec);
+    Replayer p(rec, rank);
+    size_t   iFrom = rec.events.size(), iTo = rec.events.size();
     if (argc == 5)
     {
         if (to >= static_cast<long>(rec.marks.size()))
         {
-            fail(p.path + ": step " + std::to_string(to) + " is not in the record (" + std::to_string(rec.marks.size())
+            fail(rec.path + ": step " + std::to_string(to) + " is not in the record (" + std::to_string(rec.marks.size())
                  + " steps marked): choose FROM < TO below that");
         }
         iFrom = rec.marks[from];
         iTo   = rec.marks[to];
     }
-    // one pair of buffers for all simulated ranks (their contents do not matter)
-    p.sendBuf = static_cast<char*>(SMPI_SHARED_MALLOC(static_cast<size_t>(rec.maxBytes)));
-    p.recvBuf = static_cast<char*>(SMPI_SHARED_MALLOC(static_cast<size_t>(rec.maxBytes)));
+    // one pair of buffers for all simulated ranks (their contents do not
+    // matter), large enough for every event of this rank's record
+    const long bufferBytes = std::max(rec.maxBytes, rec.maxBlock * size);
+    p.sendBuf              = static_cast<char*>(SMPI_SHARED_MALLOC(static_cast<size_t>(bufferBytes)));
+    p.recvBuf              = static_cast<char*>(SMPI_SHARED_MALLOC(static_cast<size_t>(bufferBytes)));
     const double t0 = MPI_Wtime();
     for (size_t i = 0; i < iFrom; i++)
     {
-        p.run(rec.events[i], i, true);
+        p.run(rec.events[i], true);
     }
     const double tWindow0 = MPI_Wtime();
     for (long k = 0; k < repeat && iFrom < iTo; k++)
     {
         for (size_t i = iFrom; i < iTo; i++)
         {
-            p.run(rec.events[i], i, k == 0);
+            p.run(rec.events[i], k == 0);
         }
-        for (size_t q = 0; q < p.requests.size(); q++)
-        {
-            if (p.requests[q] != MPI_REQUEST_NULL)
-            {
-                fail(p.path + ": request " + std::to_string(q) + " of the repeated steps is still pending at their end: "
-                     "choose other steps FROM TO");
-            }
-        }
+        p.pendingNone("at the end of the repeated steps: choose other steps FROM TO");
     }
     const double tWindow1 = MPI_Wtime();
     for (size_t i = iTo; i < rec.events.size(); i++)
     {
-        p.run(rec.events[i], i, repeat == 1);
+        p.run(rec.events[i], repeat == 1);
     }
+    p.pendingNone("at the end of the record (a wait the recorder did not follow)");
     const double t1 = MPI_Wtime();
     MPI_Barrier(MPI_COMM_WORLD);
-    if (p.rank == 0)
+    if (rank == 0)
     {
         std::printf("replayed %s on %d ranks: %zu events on rank 0, %.6f s simulated", dir.c_str(), size,
                     rec.events.size(), t1 - t0);
