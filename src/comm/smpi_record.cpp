@@ -14,6 +14,7 @@ void markStep() {}
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <initializer_list>
 #include <unordered_map>
@@ -159,6 +160,14 @@ void start()
     if (dir == nullptr || *dir == '\0')
     {
         return;
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (!std::filesystem::is_directory(dir, ec))
+    {
+        std::fprintf(stderr, "error: PUTMD_SMPI_RECORD=%s: not a directory and cannot be made one; give a writable "
+                             "directory\n", dir);
+        MPI_Abort(MPI_COMM_WORLD, 2);
     }
     r.on  = true;
     r.dir = dir;
