@@ -50,7 +50,7 @@ cmp -s <(grep '^step\|^replayed' "$work/replay.out") <(grep '^step\|^replayed' "
     || fail "two replays of one record differ"
 # simulated seconds of the steps after the first W (the plain run's log:
 # its steady ms a step over those steps): replayed, recorded and plain
-read -r ms steady warm < <(awk '/^Steady state:/ {print $3, $9, $14}' "$work/plain.log")
+read -r ms steady warm < <(awk '/^Steady state:/ {print $3, $9, $14}' "$work/plain.log") || true
 [[ $warm =~ ^[0-9]+$ && $((warm + steady)) == 30 ]] || fail "the plain run's steady-state line: $(grep '^Steady' "$work/plain.log")"
 read -r rep rec < <(awk -v w="$warm" '$1 == "step" && $2 == w {a = $3; b = $4} $1 == "step" && $2 == 30 {print $3 - a, $4 - b}' "$work/replay.out")
 plain=$(awk -v m="$ms" -v n="$steady" 'BEGIN {print m * n / 1000}')
@@ -58,6 +58,7 @@ plain=$(awk -v m="$ms" -v n="$steady" 'BEGIN {print m * n / 1000}')
 echo "steps $warm-30: replayed $rep s, recorded $rec s, a run without recording $plain s"
 awk -v a="$rep" -v b="$rec" 'BEGIN {exit !(a >= 0.85 * b && a <= 1.02 * b)}' \
     || fail "the replay's steps $warm-30 take $rep s, the recorded run's $rec s (expected 85-102%)"
+# (a separate run: its bursts are timed anew, on a machine CI may load)
 awk -v a="$rep" -v b="$plain" 'BEGIN {exit !(a >= 0.75 * b && a <= 1.25 * b)}' \
     || fail "the replay's steps $warm-30 take $rep s, a run without recording $plain s (expected 75-125%)"
 

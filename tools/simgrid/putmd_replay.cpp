@@ -97,6 +97,10 @@ struct Replayer
         {
             fail(where(e) + "a wait for a request the record did not see begin (a call the recorder does not follow)");
         }
+        if (id < -2)
+        {
+            fail(where(e) + "request " + std::to_string(id) + " (valid: 0 or more, -1 null, -2 not seen begin)");
+        }
         if (id < 0 || id >= static_cast<long>(requests.size()) || requests[id] == MPI_REQUEST_NULL)
         {
             fail(where(e) + "a wait for request " + std::to_string(id)
@@ -119,7 +123,17 @@ struct Replayer
             at += c[i];
         }
     }
-    static int count(long v) { return static_cast<int>(v); } // checked when read
+    static int count(long v) { return static_cast<int>(v); } // every number fits an int (checked when read)
+    // an alltoallv's or (at the root) gatherv's count of ranks is its communicator's
+    void ranksOf(MPI_Comm c, long n, const Event& e) const
+    {
+        int size = 0;
+        MPI_Comm_size(c, &size);
+        if (n != size)
+        {
+            fail(where(e) + std::to_string(n) + " counts for a communicator of " + std::to_string(size) + " ranks");
+        }
+    }
 
     void run(const Event& e, bool recordedStep)
     {
@@ -211,16 +225,25 @@ struct Replayer
                 MPI_Gather(sendBuf, count(a[2]), MPI_BYTE, recvBuf, count(a[3]), MPI_BYTE, count(a[1]), comm(a[0], e));
                 break;
             case Kind::Alltoallv:
+                ranksOf(comm(a[0], e), a[1], e);
                 byteCounts(e, 2, a[1], counts, displs);
                 byteCounts(e, 2 + a[1], a[1], counts2, displs2);
                 MPI_Alltoallv(sendBuf, counts.data(), displs.data(), MPI_BYTE, recvBuf, counts2.data(), displs2.data(),
                               MPI_BYTE, comm(a[0], e));
                 break;
             case Kind::Gatherv:
+            {
+                int r = 0;
+                MPI_Comm_rank(comm(a[0], e), &r);
+                if (r == a[1])
+                {
+                    ranksOf(comm(a[0], e), a[3], e);
+                }
                 byteCounts(e, 4, a[3], counts, displs);
                 MPI_Gatherv(sendBuf, count(a[2]), MPI_BYTE, recvBuf, counts.data(), displs.data(), MPI_BYTE, count(a[1]),
                             comm(a[0], e));
                 break;
+            }
         }
     }
 
@@ -330,7 +353,10 @@ int main(int argc, char** argv)
         {
             p.run(rec.events[i], k == 0);
         }
-        p.pendingNone("at the end of the repeated steps: choose other steps FROM TO");
+        if (repeat > 1)
+        {
+            p.pendingNone("at the end of the repeated steps: choose other steps FROM TO");
+        }
     }
     const double tWindow1 = MPI_Wtime();
     for (size_t i = iTo; i < rec.events.size(); i++)

@@ -30,7 +30,8 @@ struct Word
 {
     const char* name;
     Kind        kind;
-    int         numbers; // how many the line has at least (-1: compute, mark, settings)
+    int         numbers; // how many the line has (at least, for waitall, alltoallv and gatherv;
+                         // -1: compute, mark, settings)
 };
 
 // the events of src/comm/smpi_record.h
@@ -39,8 +40,8 @@ constexpr Word c_words[] = {
     { "split", Kind::Split, 4 },         { "splittype", Kind::SplitType, 4 }, { "dup", Kind::Dup, 2 },
     { "isend", Kind::Isend, 5 },         { "irecv", Kind::Irecv, 5 },        { "send", Kind::Send, 4 },
     { "recv", Kind::Recv, 4 },           { "sendrecv", Kind::SendRecv, 7 },  { "wait", Kind::Wait, 1 },
-    { "waitall", Kind::Waitall, 1 },     { "allreduce", Kind::Allreduce, 3 }, { "bcast", Kind::Bcast, 3 },
-    { "barrier", Kind::Barrier, 1 },     { "allgather", Kind::Allgather, 4 }, { "alltoall", Kind::Alltoall, 4 },
+    { "waitall", Kind::Waitall, 1 },     { "allreduce", Kind::Allreduce, 3 }, { "bcast", Kind::Bcast, 4 },
+    { "barrier", Kind::Barrier, 4 },     { "allgather", Kind::Allgather, 4 }, { "alltoall", Kind::Alltoall, 4 },
     { "alltoallv", Kind::Alltoallv, 2 }, { "gather", Kind::Gather, 4 },     { "gatherv", Kind::Gatherv, 4 },
 };
 
@@ -116,33 +117,30 @@ Record readRecord(const std::string& path)
         {
             fail(where + "unknown event '" + word + "' (valid: " + validWords() + ", x)");
         }
-        Event e{ w->kind, 0, {}, lineNo };
+        Event       e{ w->kind, 0, {}, lineNo };
+        std::string extra;
         if (e.kind == Kind::Settings)
         {
-            if (!(ls >> r.eagerLimit >> r.host))
+            if (lineNo != 1 || !(ls >> r.eagerLimit >> r.host) || (ls >> extra))
             {
-                fail(where + "'" + text + "': expected 'settings EAGER_LIMIT HOST'");
+                fail(where + "'" + text + "': expected 'settings EAGER_LIMIT HOST' on the first line only");
             }
             continue;
         }
         if (e.kind == Kind::Compute || e.kind == Kind::Mark)
         {
-            double index = 0;
-            if (e.kind == Kind::Mark && !(ls >> index))
+            std::string index;
+            if (e.kind == Kind::Mark
+                && (!(ls >> index) || index != std::to_string(r.marks.size())))
             {
-                fail(where + "a step mark without its index");
+                fail(where + "step mark '" + index + "' where " + std::to_string(r.marks.size()) + " was expected");
             }
-            if (!(ls >> e.seconds) || e.seconds < 0)
+            if (!(ls >> e.seconds) || e.seconds < 0 || (e.kind == Kind::Mark && (ls >> extra)))
             {
                 fail(where + "'" + text + "': expected a time in seconds, 0 or more");
             }
             if (e.kind == Kind::Mark)
             {
-                if (index != static_cast<double>(r.marks.size()))
-                {
-                    fail(where + "step mark " + std::to_string(static_cast<long>(index)) + " where "
-                         + std::to_string(r.marks.size()) + " was expected");
-                }
                 r.marks.push_back(r.events.size());
             }
             r.events.push_back(std::move(e));
@@ -151,12 +149,19 @@ Record readRecord(const std::string& path)
         long v = 0;
         while (ls >> v)
         {
+            if (v < INT_MIN || v > INT_MAX)
+            {
+                fail(where + "'" + text + "': " + std::to_string(v) + " does not fit an int (every number of an event "
+                     "is one)");
+            }
             e.a.push_back(v);
         }
-        if (!ls.eof() || static_cast<long>(e.a.size()) < w->numbers)
+        const bool atLeast = e.kind == Kind::Waitall || e.kind == Kind::Alltoallv || e.kind == Kind::Gatherv;
+        const long n       = static_cast<long>(e.a.size());
+        if (!ls.eof() || n < w->numbers || (!atLeast && n != w->numbers))
         {
-            fail(where + "'" + text + "': expected at least " + std::to_string(w->numbers) + " whole numbers after '"
-                 + word + "'");
+            fail(where + "'" + text + "': expected " + (atLeast ? "at least " : "") + std::to_string(w->numbers)
+                 + " whole numbers after '" + word + "'");
         }
         const auto& a = e.a;
         switch (e.kind)
