@@ -6,7 +6,7 @@
  * time, two to three times what SimGrid needs for the same messages alone
  * (docs/scaling.md): every simulated rank resumes with its code and data
  * evicted by the ranks run in between. A replay (0.8 s a step there) runs the same messages and
- * the same computation bursts (as simulated delays) in a program that holds
+ * the same computation bursts (as simulated waits) in a program that holds
  * nothing else, so each rank holds only its list of events.
  *
  * With PUTMD_SMPI_RECORD=DIR, every simulated rank of putmd_smpi writes

@@ -9,6 +9,9 @@
 #    replay leaves out what recording itself adds, about 1.2 us a call;
 #    docs/scaling.md) and 75-125% of a run without recording;
 #  - twice: the same output, byte for byte;
+#  - recorded and replayed with 2 ranks a host and eager sends: within
+#    85-102% too (the bursts replayed as waits, not as work the host's
+#    core would share again);
 #  - with steps 10-20 three times: 20 steps more, each repetition within 5%
 #    of the first;
 #  - refusals: steps beyond the record, a record with one-sided calls
@@ -61,6 +64,19 @@ awk -v a="$rep" -v b="$rec" 'BEGIN {exit !(a >= 0.85 * b && a <= 1.02 * b)}' \
 # (a separate run: its bursts are timed anew, on a machine CI may load)
 awk -v a="$rep" -v b="$plain" 'BEGIN {exit !(a >= 0.75 * b && a <= 1.25 * b)}' \
     || fail "the replay's steps $warm-30 take $rep s, a run without recording $plain s (expected 75-125%)"
+
+# two ranks a host (sharing its one core) and eager sends: the recorded
+# bursts hold the sharing, which the replay must not count again
+mkdir "$work/shared"
+shared=(-platform ib-fattree -np 8 -per-host 2 -eager-limit 65536)
+PUTMD_SMPI_RECORD=$work/shared "$root/tools/simgrid/smpirun.sh" "${shared[@]}" "$bin/putmd_smpi_d" "${run[@]}" -nsteps 30 \
+    --comm p2p --fft-transpose pairwise -deffnm "$work/shared" > "$work/shared.out" 2>&1 || fail "the 2-a-host run failed"
+"$root/tools/simgrid/replay.sh" "${shared[@]}" "$work/shared" > "$work/shared-replay.out" 2>&1 \
+    || { cat "$work/shared-replay.out"; fail "the 2-a-host replay failed"; }
+read -r rep2 rec2 < <(awk -v w="$warm" '$1 == "step" && $2 == w {a = $3; b = $4} $1 == "step" && $2 == 30 {print $3 - a, $4 - b}' "$work/shared-replay.out")
+echo "2 ranks a host, eager sends: steps $warm-30 replayed $rep2 s, recorded $rec2 s"
+awk -v a="$rep2" -v b="$rec2" 'BEGIN {exit !(a >= 0.85 * b && a <= 1.02 * b)}' \
+    || fail "2 ranks a host: the replay's steps take $rep2 s, the recorded run's $rec2 s (expected 85-102%)"
 
 "$root/tools/simgrid/replay.sh" "${sim[@]}" "$work/rec" 10 20 3 > "$work/window.out" 2>&1 || { cat "$work/window.out"; fail "the repeated replay failed"; }
 last=$(awk '$1 == "step" {k = $2} END {print k}' "$work/window.out")
