@@ -15,8 +15,8 @@ void markStep() {}
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <string>
 #include <initializer_list>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
