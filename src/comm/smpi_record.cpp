@@ -285,15 +285,16 @@ void waitOn(int n, const MPI_Request* q)
     {
         // -1 a null request, -2 one the recorder did not see begin (the
         // replay refuses it)
-        int id = -1;
-        if (q[i] != MPI_REQUEST_NULL)
+        int        id = -1;
+        const auto it = q[i] == MPI_REQUEST_NULL ? r.requests.end() : r.requests.find(q[i]);
+        if (it != r.requests.end())
         {
-            const auto it = r.requests.find(q[i]);
-            id            = it == r.requests.end() ? -2 : it->second;
-            if (it != r.requests.end())
-            {
-                r.requests.erase(it);
-            }
+            id = it->second;
+            r.requests.erase(it);
+        }
+        else if (q[i] != MPI_REQUEST_NULL)
+        {
+            id = -2;
         }
         r.ints.push_back(id);
         r.events.back().n++;

@@ -23,7 +23,6 @@
 #include <xbt/config.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
